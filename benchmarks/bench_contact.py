@@ -1,0 +1,136 @@
+"""Contact-core benchmark: ipcsim vs ipctk, side by side in one process (ratios = ipcsim time / ipctk time).
+
+Scenes: two parallel 100x100-vertex sheets 0.5*dhat apart (dhat = 1e-3, 20,000 vertices), and bunny.msh against
+a copy of itself 0.5*dhat above its top. Ops: build the active set (broad phase + classification), barrier
+gradient, PSD-projected barrier Hessian (sparse), collision-free step size with additive CCD (broad phase
+included). Each op: one warm-up call (Numba compile; reported as "first call"), then the median of several runs.
+The last line is `worst ratio: X`, the largest of the four ratios on the sheets.
+
+Usage: python benchmarks/bench_contact.py [--repeats N] [--data ../shared/data]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import ipctk
+from ipcsim.contact.barrier_potential import barrier_potential_gradient, barrier_potential_hessian
+from ipcsim.contact.broad_phase import build_candidates
+from ipcsim.contact.ccd import compute_collision_free_stepsize
+from ipcsim.contact.collisions import build_collisions
+from ipcsim.geometry import CollisionMesh
+from ipcsim.geometry.mesh_io import read_mesh
+
+DHAT = 1e-3
+
+
+def grid_sheet(n: int, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """An n x n vertex grid on the unit square at height z, split into 2 (n-1)^2 triangles."""
+    s = np.linspace(0.0, 1.0, n)
+    gx, gy = np.meshgrid(s, s, indexing="ij")
+    v = np.stack([gx.ravel(), gy.ravel(), np.full(n * n, z)], 1)
+    idx = np.arange(n * n).reshape(n, n)
+    a, b, c, d = idx[:-1, :-1].ravel(), idx[1:, :-1].ravel(), idx[1:, 1:].ravel(), idx[:-1, 1:].ravel()
+    f = np.vstack([np.stack([a, b, c], 1), np.stack([a, c, d], 1)])
+    return v, f
+
+
+def sheets_scene():
+    v0, f0 = grid_sheet(100, 0.0)
+    v1, f1 = grid_sheet(100, 0.5 * DHAT)
+    mesh = CollisionMesh.concatenate([CollisionMesh.from_triangle_mesh(v0, f0, body=0),
+                                      CollisionMesh.from_triangle_mesh(v1, f1, body=1)])
+    x = mesh.rest_positions.copy()
+    disp = np.zeros_like(x)
+    disp[len(v0):, 2] = -2.0 * DHAT  # the top sheet moves down through the other: contact at t = 1/4
+    return mesh, x, x + disp
+
+
+def bunny_scene(data: Path):
+    pts, cells = read_mesh(data / "ipc" / "input" / "tetMeshes" / "bunny.msh")
+    single = CollisionMesh.from_tet_mesh(pts, cells["tetra"])
+    vs = single.rest_positions
+    lift = vs[:, 1].max() - vs[:, 1].min() + 0.5 * DHAT
+    top = CollisionMesh.from_tet_mesh(pts + np.array([0.0, lift, 0.0]), cells["tetra"], body=1)
+    mesh = CollisionMesh.concatenate([single, top])
+    x = mesh.rest_positions.copy()
+    disp = np.zeros_like(x)
+    disp[single.n_vertices:, 1] = -2.0 * DHAT
+    return mesh, x, x + disp
+
+
+def timed(fn, repeats):
+    t0 = time.perf_counter()
+    fn()
+    first = time.perf_counter() - t0
+    runs = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t0)
+    return first, statistics.median(runs)
+
+
+def bench(name, mesh, x0, x1, repeats):
+    V = np.asfortranarray(x0)
+    cm = ipctk.CollisionMesh(V, np.asfortranarray(mesh.edges.astype(np.int32)),
+                             np.asfortranarray(mesh.faces.astype(np.int32)))
+    bp = ipctk.BarrierPotential(DHAT, 1.0)
+    tk_coll = ipctk.NormalCollisions()
+    tk_coll.build(cm, V, DHAT)
+    ours = {}
+
+    def our_build():
+        cands = build_candidates(mesh, x0, None, inflation_radius=DHAT)
+        ours["c"] = build_collisions(mesh, x0, DHAT, candidates=cands)
+
+    our_build()
+    coll = ours["c"]
+    ops = [
+        ("build active set", our_build, lambda: ipctk.NormalCollisions().build(cm, V, DHAT)),
+        ("barrier gradient", lambda: barrier_potential_gradient(coll, mesh, x0),
+         lambda: bp.gradient(tk_coll, cm, V)),
+        ("PSD Hessian", lambda: barrier_potential_hessian(coll, mesh, x0, project="analytic"),
+         lambda: bp.hessian(tk_coll, cm, V, project_hessian_to_psd=ipctk.PSDProjectionMethod.CLAMP)),
+        ("CCD step (ACCD)", lambda: compute_collision_free_stepsize(mesh, x0, x1),
+         lambda: ipctk.compute_collision_free_stepsize(cm, V, np.asfortranarray(x1),
+                                                       narrow_phase_ccd=ipctk.AdditiveCCD())),
+    ]
+    print(f"\n== {name}: {mesh.n_vertices} vertices, {mesh.n_faces} faces, {mesh.n_edges} edges; "
+          f"active set: ipcsim {len(coll)} stencils, ipctk {len(tk_coll)}")
+    print(f"{'op':<20}{'ipcsim [s]':>12}{'ipctk [s]':>12}{'ratio':>9}{'first call [s]':>16}")
+    ratios = {}
+    for op, ours_fn, theirs_fn in ops:
+        first, t_ours = timed(ours_fn, repeats)
+        _, t_tk = timed(theirs_fn, repeats)
+        ratios[op] = t_ours / t_tk
+        print(f"{op:<20}{t_ours:>12.4f}{t_tk:>12.4f}{ratios[op]:>9.2f}{first:>16.3f}")
+    alpha = compute_collision_free_stepsize(mesh, x0, x1)
+    alpha_tk = ipctk.compute_collision_free_stepsize(cm, V, np.asfortranarray(x1), narrow_phase_ccd=ipctk.AdditiveCCD())
+    print(f"step size: ipcsim {alpha:.6f}, ipctk ACCD {alpha_tk:.6f}")
+    return ratios
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    default_data = Path(os.environ.get("IPCSIM_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+    parser.add_argument("--data", type=Path, default=default_data)
+    args = parser.parse_args(argv)
+    print(f"threads: ipctk {ipctk.get_num_threads()}, numba {__import__('numba').get_num_threads()}")
+    sheet = bench("two sheets", *sheets_scene(), args.repeats)
+    if (args.data / "ipc").is_dir():
+        bench("bunny on bunny", *bunny_scene(args.data), args.repeats)
+    else:
+        print(f"(bunny scene skipped: no data at {args.data})", file=sys.stderr)
+    print(f"worst ratio: {max(sheet.values()):.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Energies acting on the unknowns: elasticity, inertia, gravity."""

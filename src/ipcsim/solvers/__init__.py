@@ -1,0 +1,1 @@
+"""Solvers: projected Newton with CCD-bounded line search, linear solvers."""
