@@ -34,9 +34,12 @@ class Collisions:
         vertices: (n, 4) int64, collision-vertex ids in the order above, -1 padded.
         primitives: (n, 2) int64, ids of the two primitives (vertex/edge/face/plane ids, in the
             order of the kind's name reversed: VV (v0, v1), EV (e, v), EE (ea, eb), FV (f, v), PV (plane, v)).
-        dtype: (n,) int64, edge-edge distance type for mollified EE stencils (the ids of
-            ``ipcsim.contact.distance``), -1 otherwise.
-        eps_x: (n,) float64 [m^4], edge-edge mollifier threshold, 0 for other kinds.
+        dtype: (n,) int64, for EE stencils the edge-edge distance type its squared distance uses
+            (the ids of ``ipcsim.contact.distance.types``; EA_EB = line-line for a non-mollified
+            pair; a mollified pair keeps the type found at build time, as ipc-toolkit does),
+            -1 for the other kinds.
+        eps_x: (n,) float64 [m^4], edge-edge mollifier threshold, 0 for other kinds. Every EE
+            stencil is evaluated as m(|ea x eb|^2, eps_x) * b (m = 1 above the threshold).
         weight: (n,) float64, multiplicity of the stencil in the potential (1 by default; area
             weights [m^2] and the negative terms of the improved max approximator in the
             convergent formulation).

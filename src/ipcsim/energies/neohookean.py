@@ -4,6 +4,10 @@ Energy density (J = det F, I_C = tr(F^T F)):
     psi(F) = mu/2 (I_C - 3) - mu ln J + lambda/2 (ln J)^2
 Element energy = rest volume * psi. psi -> +inf as J -> 0+, so a line search must keep every J > 0.
 
+The per-element math lives in constitutive.py / isotropic.py / kinematics.py and the assembly in
+materials.py (shared by all materials); this module keeps the NH entry points used by the solver plus the
+rest-shape data, Lame parameters and the inversion step bound common to every material.
+
 Layout: per tet, the 12 unknowns are the 4 vertex positions stacked vertex-major
 (x0, y0, z0, x1, ..., z3). F = Ds Dm^{-1} with Ds = [x1-x0, x2-x0, x3-x0] (3x3, columns).
 dF/dx (9 x 12) uses column-major vec(F) (F[0,0], F[1,0], F[2,0], F[0,1], ...) - the layout pitfall of 001 §1.
@@ -15,7 +19,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .psd import project_psd_clamp
+from .constitutive import neohookean_psi  # noqa: F401  (re-export)
+from .kinematics import dfdx  # noqa: F401  (re-export)
+from .materials import elastic_energy, elastic_gradient_and_hessian_blocks
 
 
 def lame_parameters(youngs_modulus: float, poisson_ratio: float) -> tuple[float, float]:
@@ -47,130 +53,21 @@ def rest_shape_data(rest_positions: np.ndarray, tets: np.ndarray) -> tuple[np.nd
     return np.linalg.inv(dm), det / 6.0
 
 
-@njit(cache=True)
-def _deformation_gradient(xs: np.ndarray, dm_inv: np.ndarray) -> np.ndarray:
-    ds = np.empty((3, 3))
-    for c in range(3):
-        for r in range(3):
-            ds[r, c] = xs[c + 1, r] - xs[0, r]
-    return ds @ dm_inv
-
-
-@njit(cache=True)
-def dfdx(dm_inv: np.ndarray) -> np.ndarray:
-    """dvec(F)/dx (9, 12), vec column-major, x vertex-major."""
-    out = np.zeros((9, 12))
-    for j in range(3):  # column of F: F[:, j] = sum_c (x_{c+1} - x_0) Dm_inv[c, j]
-        s = dm_inv[0, j] + dm_inv[1, j] + dm_inv[2, j]
-        for r in range(3):
-            row = 3 * j + r
-            out[row, r] = -s
-            for c in range(3):
-                out[row, 3 * (c + 1) + r] = dm_inv[c, j]
-    return out
-
-
-@njit(cache=True)
-def neohookean_psi(f: np.ndarray, mu: float, lam: float) -> float:
-    """Energy density [Pa] of a 3x3 deformation gradient; +inf when det F <= 0."""
-    j = np.linalg.det(f)
-    if j <= 0.0:
-        return math.inf
-    lnj = math.log(j)
-    return 0.5 * mu * (np.sum(f * f) - 3.0) - mu * lnj + 0.5 * lam * lnj * lnj
-
-
-@njit(cache=True)
-def _cofactor(f: np.ndarray) -> np.ndarray:
-    """dJ/dF = cofactor matrix of F."""
-    c = np.empty((3, 3))
-    c[0, 0] = f[1, 1] * f[2, 2] - f[1, 2] * f[2, 1]
-    c[0, 1] = f[1, 2] * f[2, 0] - f[1, 0] * f[2, 2]
-    c[0, 2] = f[1, 0] * f[2, 1] - f[1, 1] * f[2, 0]
-    c[1, 0] = f[0, 2] * f[2, 1] - f[0, 1] * f[2, 2]
-    c[1, 1] = f[0, 0] * f[2, 2] - f[0, 2] * f[2, 0]
-    c[1, 2] = f[0, 1] * f[2, 0] - f[0, 0] * f[2, 1]
-    c[2, 0] = f[0, 1] * f[1, 2] - f[0, 2] * f[1, 1]
-    c[2, 1] = f[0, 2] * f[1, 0] - f[0, 0] * f[1, 2]
-    c[2, 2] = f[0, 0] * f[1, 1] - f[0, 1] * f[1, 0]
-    return c
-
-
-@njit(cache=True)
-def _vec(m: np.ndarray) -> np.ndarray:
-    out = np.empty(9)
-    for j in range(3):
-        for i in range(3):
-            out[3 * j + i] = m[i, j]
-    return out
-
-
-@njit(cache=True)
-def neohookean_pk1_and_dpdf(f: np.ndarray, mu: float, lam: float):
-    """First Piola-Kirchhoff stress P (3, 3) [Pa] and dvec(P)/dvec(F) (9, 9), column-major vec."""
-    j = np.linalg.det(f)
-    lnj = math.log(j)
-    g = _vec(_cofactor(f))  # dJ/dF
-    p = mu * f + ((lam * lnj - mu) / j) * _cofactor(f)
-    # P = mu F + a(J) dJ/dF, a(J) = (lam lnJ - mu)/J ; a'(J) = (lam + mu - lam lnJ)/J^2
-    da = (lam + mu - lam * lnj) / (j * j)
-    a = (lam * lnj - mu) / j
-    h = np.zeros((9, 9))
-    for i in range(9):
-        h[i, i] += mu
-        for k in range(9):
-            h[i, k] += da * g[i] * g[k]
-    # + a * d2J/dF2: d(cof F)_{ij}/dF_{kl} = eps_ikm eps_jln F_mn (column-major indices)
-    for i in range(3):
-        for jj in range(3):
-            for k in range(3):
-                for l in range(3):
-                    if i == k or jj == l:
-                        continue
-                    m = 3 - i - k
-                    n = 3 - jj - l
-                    sign = _perm_sign(i, k, m) * _perm_sign(jj, l, n)
-                    h[3 * jj + i, 3 * l + k] += a * sign * f[m, n]
-    return p, h
-
-
-@njit(cache=True)
-def _perm_sign(a: int, b: int, c: int) -> float:
-    if (a, b, c) in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-        return 1.0
-    return -1.0
-
-
-@njit(cache=True, parallel=True)
 def neohookean_energy(x, tets, dm_inv, volume, mu, lam) -> float:
-    """Total energy [J] over tets; x (n, 3) [m]; mu, lam (n_tets,) [Pa]. +inf if any tet is inverted."""
-    total = 0.0
-    for e in prange(tets.shape[0]):
-        xs = np.empty((4, 3))
-        for a in range(4):
-            xs[a] = x[tets[e, a]]
-        total += volume[e] * neohookean_psi(_deformation_gradient(xs, dm_inv[e]), mu[e], lam[e])
-    return total
+    """Total NH energy [J] over tets; x (n, 3) [m]; mu, lam (n_tets,) [Pa]. +inf if any tet is inverted.
+
+    Same as ``elastic_energy("NH", ...)`` (materials.py).
+    """
+    return elastic_energy("NH", x, tets, dm_inv, volume, mu, lam)
 
 
-@njit(cache=True, parallel=True)
 def neohookean_gradient_and_hessian_blocks(x, tets, dm_inv, volume, mu, lam, project, want_hessian):
-    """Per-tet gradients (n_tets, 12) [N] and (PSD-projected if ``project``) Hessians (n_tets, 12, 12) [N/m]."""
-    n = tets.shape[0]
-    grads = np.empty((n, 12))
-    hess = np.empty((n, 12, 12)) if want_hessian else np.empty((0, 12, 12))
-    for e in prange(n):
-        xs = np.empty((4, 3))
-        for a in range(4):
-            xs[a] = x[tets[e, a]]
-        f = _deformation_gradient(xs, dm_inv[e])
-        p, dpdf = neohookean_pk1_and_dpdf(f, mu[e], lam[e])
-        b = dfdx(dm_inv[e])
-        grads[e] = volume[e] * (b.T @ _vec(p))
-        if want_hessian:
-            he = volume[e] * (b.T @ dpdf @ b)
-            hess[e] = project_psd_clamp(he) if project else he
-    return grads, hess
+    """Per-tet NH gradients (n_tets, 12) [N] and (PSD-projected if ``project``) Hessians (n_tets, 12, 12) [N/m].
+
+    Same as ``elastic_gradient_and_hessian_blocks("NH", ...)``; the projection clamps the analytic eigensystem
+    of the 9x9 dP/dF (isotropic.py) rather than the 12x12 block.
+    """
+    return elastic_gradient_and_hessian_blocks("NH", x, tets, dm_inv, volume, mu, lam, project, want_hessian)
 
 
 @njit(cache=True, parallel=True)

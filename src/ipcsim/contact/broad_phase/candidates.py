@@ -1,0 +1,135 @@
+"""Collision candidates of a collision mesh: primitive pairs whose bounding boxes overlap.
+
+Which pairs (the same split as ipc-toolkit's ``Candidates``):
+
+- ``vf``: every vertex against every face not containing it (point-triangle distance also covers the
+  face's edges and corners);
+- ``ee``: every pair of edges not sharing a vertex;
+- ``vv``: pairs of codimensional vertices (points with no edge), which no face or edge covers;
+- ``ev``: codimensional vertices against codimensional edges (edges with no face). A codimensional
+  vertex near a face edge is already a ``vf`` candidate;
+- ``pv``: half-space planes against vertices whose box comes within the inflation radius of the plane.
+
+Pairs whose both primitives are made only of obstacle vertices (``mesh.is_obstacle``) are left out;
+planes are obstacles, so obstacle vertices never pair with planes.
+
+Boxes: each vertex box is inflated by ``inflation_radius`` (r) and edge/face boxes are unions of their
+vertex boxes, so two primitives closer than 2 r (trajectories, for CCD) are always candidates. For
+an active set with activation distance dhat, r = dhat / 2 is enough.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .boxes import plane_vertex_mask, simplex_boxes, vertex_boxes
+from .brute_force import brute_force_pairs
+from .hash_grid import grid_pairs
+
+METHODS = ("auto", "hash_grid", "brute_force")
+
+
+def _empty_pairs() -> np.ndarray:
+    return np.zeros((0, 2), np.int64)
+
+
+@dataclass
+class Candidates:
+    """Candidate primitive pairs; every array is (n, 2) int64 with rows sorted lexicographically.
+
+    Attributes:
+        vf: [vertex, face].
+        ee: [edge_a, edge_b], edge_a < edge_b.
+        ev: [edge, vertex], codimensional edge against codimensional vertex.
+        vv: [v0, v1], v0 < v1, codimensional vertex pairs.
+        pv: [plane, vertex], plane index into ``mesh.planes``.
+    """
+
+    vf: np.ndarray = field(default_factory=_empty_pairs)
+    ee: np.ndarray = field(default_factory=_empty_pairs)
+    ev: np.ndarray = field(default_factory=_empty_pairs)
+    vv: np.ndarray = field(default_factory=_empty_pairs)
+    pv: np.ndarray = field(default_factory=_empty_pairs)
+
+    def __len__(self) -> int:
+        return len(self.vf) + len(self.ee) + len(self.ev) + len(self.vv) + len(self.pv)
+
+    def as_sets(self) -> dict[str, set[tuple[int, int]]]:
+        """The pairs of each kind as Python sets of tuples (for tests and debugging)."""
+        return {k: set(map(tuple, getattr(self, k).tolist())) for k in ("vf", "ee", "ev", "vv", "pv")}
+
+
+def _check_positions(x, n: int, name: str) -> np.ndarray:
+    a = np.asarray(x, dtype=np.float64)
+    if a.shape != (n, 3):
+        raise ValueError(f"{name} must have shape ({n}, 3) (one row per collision vertex), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        bad = int(np.flatnonzero(~np.all(np.isfinite(a), axis=1))[0])
+        raise ValueError(f"{name}: vertex {bad} has a non-finite coordinate")
+    return np.ascontiguousarray(a)
+
+
+def _pairs(method: str, queries: tuple, elements: tuple, self_query: bool) -> np.ndarray:
+    """(query, element) pairs; queries/elements = (lo, hi, vertex ids, obstacle flags)."""
+    if method == "brute_force":
+        return brute_force_pairs(queries, elements, self_query)
+    return grid_pairs(queries, elements, self_query)
+
+
+def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: str = "auto") -> Candidates:
+    """Candidate pairs of ``mesh`` at positions x0 (static) or along the linear motion x0 -> x1.
+
+    Args:
+        mesh: ``ipcsim.geometry.CollisionMesh``.
+        x0: (n_vertices, 3) float64 [m], collision-vertex positions (at t = 0).
+        x1: (n_vertices, 3) float64 [m], positions at t = 1 for continuous collision detection, or None.
+        inflation_radius: [m] >= 0, added to every vertex box (see the module docstring).
+        method: "auto" (= "hash_grid"), "hash_grid" (Numba, parallel) or "brute_force" (O(n^2)).
+
+    Returns:
+        Candidates with deterministic, sorted rows (identical for every method).
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    r = float(inflation_radius)
+    if not np.isfinite(r) or r < 0.0:
+        raise ValueError(f"inflation_radius must be finite and >= 0, got {inflation_radius!r}")
+    n = mesh.n_vertices
+    x0 = _check_positions(x0, n, "x0")
+    x1 = None if x1 is None else _check_positions(x1, n, "x1")
+
+    vlo, vhi = vertex_boxes(x0, x1, r)
+    flo, fhi = simplex_boxes(vlo, vhi, mesh.faces)
+    elo, ehi = simplex_boxes(vlo, vhi, mesh.edges)
+    v_ids = np.arange(n, dtype=np.int64).reshape(-1, 1)
+    v_obst = np.ascontiguousarray(mesh.is_obstacle, dtype=bool)
+    e_obst, f_obst = mesh.edge_is_obstacle, mesh.face_is_obstacle
+
+    vertices = (vlo, vhi, v_ids, v_obst)
+    edges = (elo, ehi, mesh.edges, e_obst)
+    out = Candidates()
+    out.vf = _pairs(method, vertices, (flo, fhi, mesh.faces, f_obst), False)
+    out.ee = _pairs(method, edges, edges, True)
+
+    cv, ce = mesh.codim_vertices, mesh.codim_edges
+    codim_vertices = tuple(a[cv] for a in vertices)
+    if len(cv) > 1:
+        out.vv = cv[_pairs(method, codim_vertices, codim_vertices, True)]  # cv ascending: rows stay sorted
+    if len(cv) and len(ce):
+        p = _pairs(method, tuple(a[ce] for a in edges), codim_vertices, False)
+        out.ev = np.stack([ce[p[:, 0]], cv[p[:, 1]]], axis=1) if len(p) else _empty_pairs()
+
+    origins, normals = mesh.planes_array()
+    rows = []
+    for k in range(len(origins)):
+        hit = np.flatnonzero(plane_vertex_mask(vlo, vhi, origins[k], normals[k], r) & ~v_obst)
+        rows.append(np.stack([np.full(hit.size, k, np.int64), hit.astype(np.int64)], axis=1))
+    if rows:
+        out.pv = np.concatenate(rows, axis=0)
+    return out
+
+
+def brute_force_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: str = "brute_force") -> Candidates:
+    """The O(n^2) reference: ``build_candidates`` with every box pair tested (same signature)."""
+    return build_candidates(mesh, x0, x1, inflation_radius, method="brute_force")

@@ -1,0 +1,245 @@
+"""Collision-free step size: the earliest ACCD time of impact over all broad-phase candidates.
+
+The candidates are processed in parallel chunks; each chunk keeps its own earliest time and uses the
+smallest time found by any chunk so far as ``tmax`` to stop ACCD early on pairs that cannot matter.
+The pruning never changes the result: a pair is dropped only once its ACCD time is certified to be
+no earlier than a time already found.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from ..collisions_data import EE, EV, FV, VV
+from .additive import CONSERVATIVE_RESCALING, MAX_ITERATIONS, additive_ccd, point_plane_ccd, stencil_size
+
+_REFRESH_EVERY = 16  # candidates between two looks at the other chunks' earliest times
+_CHUNKS_PER_THREAD = 8
+
+
+@njit(cache=True)
+def _candidate_stencil(j, vf, ee, ev, vv, faces, edges, v) -> int:
+    """Write into v (4,) int64 the vertex ids of candidate j of the concatenation vf, ee, ev, vv and
+    return its kind (FV, EE, EV, VV); -1 when its vertices repeat (adjacent primitives)."""
+    if j < vf.shape[0]:
+        f = vf[j, 1]
+        v[0], v[1], v[2], v[3] = vf[j, 0], faces[f, 0], faces[f, 1], faces[f, 2]
+        kind = FV
+    else:
+        j -= vf.shape[0]
+        if j < ee.shape[0]:
+            a, b = ee[j, 0], ee[j, 1]
+            v[0], v[1], v[2], v[3] = edges[a, 0], edges[a, 1], edges[b, 0], edges[b, 1]
+            kind = EE
+        else:
+            j -= ee.shape[0]
+            if j < ev.shape[0]:
+                e = ev[j, 0]
+                v[0], v[1], v[2], v[3] = ev[j, 1], edges[e, 0], edges[e, 1], -1
+                kind = EV
+            else:
+                j -= ev.shape[0]
+                v[0], v[1], v[2], v[3] = vv[j, 0], vv[j, 1], -1, -1
+                kind = VV
+    n = stencil_size(kind)
+    for a in range(n):
+        for b in range(a + 1, n):
+            if v[a] == v[b]:
+                return -1
+    return kind
+
+
+@njit(cache=True, parallel=True)
+def earliest_candidate_toi(
+    vf, ee, ev, vv, faces, edges, x0, x1,
+    min_distance: float, conservative_rescaling: float, max_iterations: int, n_chunks: int, tmax: float,
+) -> float:
+    """Minimum over candidates of the ACCD time of impact, capped at tmax.
+
+    Args:
+        vf, ee, ev, vv: (k, 2) int64 candidate pairs ([vertex, face], [edge, edge], [edge, vertex],
+            [vertex, vertex]); pairs of adjacent primitives (shared vertex) are skipped.
+        faces (n_faces, 3), edges (n_edges, 2): int64 mesh connectivity.
+        x0, x1: (n_vertices, 3) float64 [m], positions at t = 0 and t = 1.
+        min_distance: [m] separation that counts as contact.
+        conservative_rescaling, max_iterations: ACCD parameters (see ``additive_ccd``).
+        n_chunks: number of parallel work chunks (>= 1).
+        tmax: an already known upper bound of the result (e.g. from the planes), 1.0 if none.
+
+    Returns:
+        alpha in [0, tmax].
+    """
+    m = vf.shape[0] + ee.shape[0] + ev.shape[0] + vv.shape[0]
+    best = np.full(n_chunks, tmax)
+    for c in prange(n_chunks):
+        lo = (c * m) // n_chunks
+        hi = ((c + 1) * m) // n_chunks
+        v = np.empty(4, dtype=np.int64)
+        a = np.empty((4, 3))
+        b = np.empty((4, 3))
+        x = np.empty((4, 3))
+        dx = np.empty((4, 3))
+        t_best = best[c]
+        for j in range(lo, hi):
+            if (j - lo) % _REFRESH_EVERY == 0:
+                for other in range(n_chunks):  # racy reads are safe: values only decrease
+                    t_best = min(t_best, best[other])
+            kind = _candidate_stencil(j, vf, ee, ev, vv, faces, edges, v)
+            if kind < 0:
+                continue
+            for i in range(stencil_size(kind)):
+                for k in range(3):
+                    a[i, k] = x0[v[i], k]
+                    b[i, k] = x1[v[i], k]
+            t = additive_ccd(kind, a, b, min_distance, t_best, conservative_rescaling, max_iterations, x, dx)
+            if t < t_best:
+                t_best = t
+                best[c] = t
+    alpha = tmax
+    for c in range(n_chunks):
+        alpha = min(alpha, best[c])
+    return alpha
+
+
+@njit(cache=True)
+def earliest_plane_toi(pv, origins, normals, x0, x1, min_distance: float, conservative_rescaling: float) -> float:
+    """Minimum, capped at 1, of the point-plane times of impact of the (plane, vertex) pairs pv (m, 2) int64.
+
+    origins, normals: (n_planes, 3) float64 ([m], unit); x0, x1: (n_vertices, 3) float64 [m].
+    """
+    alpha = 1.0
+    for j in range(pv.shape[0]):
+        p, v = pv[j, 0], pv[j, 1]
+        t = point_plane_ccd(x0[v], x1[v], origins[p], normals[p], min_distance, alpha, conservative_rescaling)
+        alpha = min(alpha, t)
+    return alpha
+
+
+@njit(cache=True)
+def _stencils_of(vf, ee, ev, vv, faces, edges):
+    m = vf.shape[0] + ee.shape[0] + ev.shape[0] + vv.shape[0]
+    kinds = np.empty(m, dtype=np.int64)
+    stencils = np.empty((m, 4), dtype=np.int64)
+    v = np.empty(4, dtype=np.int64)
+    for j in range(m):
+        kind = _candidate_stencil(j, vf, ee, ev, vv, faces, edges, v)
+        kinds[j] = kind
+        stencils[j, :] = v
+    return kinds, stencils
+
+
+def _pairs(candidates, name: str, n_first: int, n_second: int, what: tuple[str, str]) -> np.ndarray:
+    a = getattr(candidates, name, None)
+    if a is None:
+        return np.zeros((0, 2), dtype=np.int64)
+    a = np.asarray(a)
+    if a.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    if a.ndim != 2 or a.shape[1] != 2 or not np.issubdtype(a.dtype, np.integer):
+        raise ValueError(f"candidates.{name} must be an (n, 2) integer array, got {a.dtype} {a.shape}")
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    for col, bound in enumerate((n_first, n_second)):
+        if a[:, col].min() < 0 or a[:, col].max() >= bound:
+            bad = np.flatnonzero((a[:, col] < 0) | (a[:, col] >= bound))[0]
+            raise ValueError(f"candidates.{name}[{bad}] = {a[bad].tolist()}: {what[col]} id outside 0..{bound - 1}")
+    return a
+
+
+def _candidate_arrays(mesh, candidates):
+    nv, nf, ne, npl = mesh.n_vertices, mesh.n_faces, mesh.n_edges, len(mesh.planes)
+    return (
+        _pairs(candidates, "vf", nv, nf, ("vertex", "face")),
+        _pairs(candidates, "ee", ne, ne, ("edge", "edge")),
+        _pairs(candidates, "ev", ne, nv, ("edge", "vertex")),
+        _pairs(candidates, "vv", nv, nv, ("vertex", "vertex")),
+        _pairs(candidates, "pv", npl, nv, ("plane", "vertex")),
+    )
+
+
+def _connectivity(mesh):
+    faces = np.ascontiguousarray(mesh.faces, dtype=np.int64).reshape(-1, 3)
+    edges = np.ascontiguousarray(mesh.edges, dtype=np.int64).reshape(-1, 2)
+    return faces, edges
+
+
+def candidate_stencils(mesh, candidates) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Stencils of a broad-phase candidate set (in the order vf, ee, ev, vv).
+
+    Returns:
+        kinds (m,) int64 (FV, EE, EV, VV; -1 for pairs of adjacent primitives, which are skipped),
+        stencils (m, 4) int64 vertex ids in stencil order (-1 padded), and the (plane, vertex)
+        pairs (k, 2) int64.
+    """
+    vf, ee, ev, vv, pv = _candidate_arrays(mesh, candidates)
+    kinds, stencils = _stencils_of(vf, ee, ev, vv, *_connectivity(mesh))
+    return kinds, stencils, pv
+
+
+def _positions(x, n: int, name: str) -> np.ndarray:
+    arr = np.ascontiguousarray(x, dtype=np.float64)
+    if arr.shape != (n, 3):
+        raise ValueError(f"{name} must have shape ({n}, 3) (one row per collision vertex), got {arr.shape}")
+    if not np.isfinite(arr).all():
+        bad = int(np.flatnonzero(~np.all(np.isfinite(arr), axis=1))[0])
+        raise ValueError(f"{name}: vertex {bad} has a non-finite coordinate")
+    return arr
+
+
+def compute_collision_free_stepsize(
+    mesh,
+    x0,
+    x1,
+    candidates=None,
+    min_distance: float = 0.0,
+    *,
+    conservative_rescaling: float = CONSERVATIVE_RESCALING,
+    max_iterations: int = MAX_ITERATIONS,
+) -> float:
+    """Largest alpha in [0, 1] such that x0 -> x0 + alpha (x1 - x0) keeps every pair of primitives apart.
+
+    Args:
+        mesh: ``ipcsim.geometry.CollisionMesh`` (faces, edges, planes).
+        x0, x1: (n_vertices, 3) float64 [m], collision-vertex positions at the start and end of the step.
+        candidates: broad-phase result with int64 arrays ``vf`` (n, 2) [vertex, face], ``ee`` [edge, edge],
+            ``ev`` [edge, vertex], ``vv`` [vertex, vertex], ``pv`` [plane, vertex] (missing ones count as
+            empty). Built with ``ipcsim.contact.broad_phase.build_candidates`` on the swept boxes,
+            inflated by min_distance / 2, when None.
+        min_distance: [m] separation that must be kept.
+        conservative_rescaling, max_iterations: ACCD parameters.
+
+    Returns:
+        alpha: the minimum ACCD time of impact over all candidates, 1.0 when nothing collides,
+        0.0 when some pair already starts within min_distance.
+    """
+    for attr in ("faces", "edges", "planes", "n_vertices", "planes_array"):
+        if not hasattr(mesh, attr):
+            raise ValueError(f"mesh must be an ipcsim CollisionMesh (missing '{attr}')")
+    min_distance = float(min_distance)
+    if not math.isfinite(min_distance) or min_distance < 0.0:
+        raise ValueError(f"min_distance must be a finite number >= 0, got {min_distance}")
+    s = float(conservative_rescaling)
+    if not (0.0 < s <= 1.0):
+        raise ValueError(f"conservative_rescaling must lie in (0, 1], got {s}")
+    if int(max_iterations) < 1:
+        raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
+    x0 = _positions(x0, mesh.n_vertices, "x0")
+    x1 = _positions(x1, mesh.n_vertices, "x1")
+    if candidates is None:
+        from ..broad_phase import build_candidates
+
+        candidates = build_candidates(mesh, x0, x1, inflation_radius=0.5 * min_distance)
+    vf, ee, ev, vv, pv = _candidate_arrays(mesh, candidates)
+    alpha = 1.0
+    if len(pv):
+        origins, normals = mesh.planes_array()
+        alpha = earliest_plane_toi(pv, origins, normals, x0, x1, min_distance, s)
+    m = len(vf) + len(ee) + len(ev) + len(vv)
+    if m and alpha > 0.0:
+        n_chunks = max(1, min(m, numba.get_num_threads() * _CHUNKS_PER_THREAD))
+        faces, edges = _connectivity(mesh)
+        alpha = earliest_candidate_toi(vf, ee, ev, vv, faces, edges, x0, x1, min_distance, s, int(max_iterations),
+                                       n_chunks, alpha)
+    return float(alpha)

@@ -1,0 +1,355 @@
+"""Projection of small symmetric stencil Hessians onto the positive semi-definite cone.
+
+Projected Newton (003, Teran et al. 2005) needs every per-stencil Hessian PSD. Three methods:
+
+* ``clamp``  H+ = V max(L, 0) V^T        (the nearest PSD matrix in the Frobenius norm)
+* ``abs``    H+ = V |L| V^T              (flip the negative eigenvalues)
+* ``analytic``  the same matrix as ``clamp``, obtained more cheaply from the structure of the
+  barrier Hessians (see below); the result is identical to ``clamp`` up to round-off.
+
+Structure used by ``analytic`` (exact, no approximation):
+
+1. Every contact distance between primitives (point-point, point-edge, point-triangle,
+   edge-edge, the mollifier) is invariant under a common translation of the stencil. Hence
+   H t = 0 for the 3 translation modes t = (1, .., 1) (x) e_k and H = Q (Q^T H Q) Q^T with
+   Q = B (x) I3, B an orthonormal basis (k x (k-1)) of the vectors of R^k orthogonal to
+   (1, .., 1). Since Q has orthonormal columns, the eigen-decomposition of the reduced matrix
+   Q^T H Q ((3k-3) x (3k-3)) gives the eigen-decomposition of H, and projecting the reduced
+   matrix projects H exactly: 12x12 -> 9x9 (EE, FV), 9x9 -> 6x6 (EV), 6x6 -> 3x3 (VV).
+2. Vertex-vertex: with u = p0 - p1, b(|u|^2) has the reduced Hessian (in the basis
+   (p0 - p1)/sqrt(2)) 8 b'' u u^T + 4 b' I3, whose eigenpairs are known in closed form:
+   (8 b'' |u|^2 + 4 b', u/|u|) and (4 b', any v perpendicular to u) twice.
+3. Plane-vertex: H = (4 b'' s^2 + 2 b') n n^T is rank one (s the signed distance, n the unit
+   normal); projecting it clamps one scalar.
+
+The reduced symmetric eigenproblems are solved in place by a Householder tridiagonalisation
+followed by implicit-shift QL (``symmetric_eigen``), with a Cholesky test first: a reduced
+matrix that is positive definite needs no projection.
+
+All functions here are Numba ``@njit`` kernels on float64 arrays.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+PROJECT_NONE = 0
+PROJECT_CLAMP = 1
+PROJECT_ABS = 2
+PROJECT_ANALYTIC = 3
+
+_METHODS = {"none": PROJECT_NONE, "clamp": PROJECT_CLAMP, "abs": PROJECT_ABS, "analytic": PROJECT_ANALYTIC}
+
+
+def projection_code(project) -> int:
+    """Integer code of a projection name ('none' | 'clamp' | 'abs' | 'analytic'); False/None -> none."""
+    if project is None or project is False:
+        return PROJECT_NONE
+    if project is True:
+        return PROJECT_CLAMP
+    try:
+        return _METHODS[str(project).lower()]
+    except KeyError:
+        raise ValueError(
+            f"project={project!r}: expected one of 'none', 'clamp', 'abs', 'analytic'"
+        ) from None
+
+
+# ---------------------------------------------------------------------------- small eigen solver
+@njit(cache=True)
+def symmetric_eigen(a, n, w, z, e):
+    """Eigen-decomposition of the leading n x n block of the symmetric matrix ``a`` (destroyed).
+
+    Householder reduction to tridiagonal form, then the implicit QL iteration with Wilkinson-type
+    shifts. On return w[:n] holds the eigenvalues (unordered) and z[:n, :n] the orthonormal
+    eigenvectors as columns. ``e`` is workspace of length >= n. Returns False if the iteration
+    did not converge (then the caller should fall back to LAPACK).
+    """
+    for i in range(n):
+        for j in range(n):
+            z[i, j] = a[i, j]
+    # --- Householder tridiagonalisation: z <- accumulated transform, w diagonal, e sub-diagonal
+    for i in range(n - 1, 0, -1):
+        l = i - 1
+        h = 0.0
+        if l > 0:
+            scale = 0.0
+            for k in range(l + 1):
+                scale += abs(z[i, k])
+            if scale == 0.0:
+                e[i] = z[i, l]
+            else:
+                for k in range(l + 1):
+                    z[i, k] /= scale
+                    h += z[i, k] * z[i, k]
+                f = z[i, l]
+                g = -math.sqrt(h) if f >= 0.0 else math.sqrt(h)
+                e[i] = scale * g
+                h -= f * g
+                z[i, l] = f - g
+                f = 0.0
+                for j in range(l + 1):
+                    z[j, i] = z[i, j] / h
+                    g = 0.0
+                    for k in range(j + 1):
+                        g += z[j, k] * z[i, k]
+                    for k in range(j + 1, l + 1):
+                        g += z[k, j] * z[i, k]
+                    e[j] = g / h
+                    f += e[j] * z[i, j]
+                hh = f / (h + h)
+                for j in range(l + 1):
+                    f = z[i, j]
+                    g = e[j] - hh * f
+                    e[j] = g
+                    for k in range(j + 1):
+                        z[j, k] -= f * e[k] + g * z[i, k]
+        else:
+            e[i] = z[i, l]
+        w[i] = h
+    w[0] = 0.0
+    e[0] = 0.0
+    for i in range(n):
+        if w[i] != 0.0:
+            for j in range(i):
+                g = 0.0
+                for k in range(i):
+                    g += z[i, k] * z[k, j]
+                for k in range(i):
+                    z[k, j] -= g * z[k, i]
+        w[i] = z[i, i]
+        z[i, i] = 1.0
+        for j in range(i):
+            z[j, i] = 0.0
+            z[i, j] = 0.0
+    # --- implicit QL on the tridiagonal matrix (w, e), accumulating into z
+    for i in range(1, n):
+        e[i - 1] = e[i]
+    e[n - 1] = 0.0
+    eps = 2.220446049250313e-16
+    for l in range(n):
+        it = 0
+        while True:
+            m = l
+            while m < n - 1:
+                dd = abs(w[m]) + abs(w[m + 1])
+                if abs(e[m]) <= eps * dd:
+                    break
+                m += 1
+            if m == l:
+                break
+            it += 1
+            if it > 60:
+                return False
+            g = (w[l + 1] - w[l]) / (2.0 * e[l])
+            r = math.hypot(g, 1.0)
+            g = w[m] - w[l] + e[l] / (g + (r if g >= 0.0 else -r))
+            s = 1.0
+            c = 1.0
+            p = 0.0
+            underflow = False
+            i = m - 1
+            while i >= l:
+                f = s * e[i]
+                b = c * e[i]
+                r = math.hypot(f, g)
+                e[i + 1] = r
+                if r == 0.0:
+                    w[i + 1] -= p
+                    e[m] = 0.0
+                    underflow = True
+                    break
+                s = f / r
+                c = g / r
+                g = w[i + 1] - p
+                r = (w[i] - g) * s + 2.0 * c * b
+                p = s * r
+                w[i + 1] = g + p
+                g = c * r - b
+                for k in range(n):
+                    f = z[k, i + 1]
+                    z[k, i + 1] = s * z[k, i] + c * f
+                    z[k, i] = c * z[k, i] - s * f
+                i -= 1
+            if underflow:
+                continue
+            w[l] -= p
+            e[l] = g
+            e[m] = 0.0
+    return True
+
+
+@njit(cache=True)
+def _is_positive_definite(a, n, work):
+    """Cholesky test of the leading n x n block of symmetric ``a`` (not modified)."""
+    for i in range(n):
+        for j in range(i + 1):
+            s = a[i, j]
+            for k in range(j):
+                s -= work[i, k] * work[j, k]
+            if i == j:
+                if not s > 0.0:
+                    return False
+                work[i, i] = math.sqrt(s)
+            else:
+                work[i, j] = s / work[j, j]
+    return True
+
+
+@njit(cache=True)
+def project_symmetric_inplace(a, n, method, ws_a, ws_z, ws_w, ws_e):
+    """Project the leading n x n block of symmetric ``a`` to PSD in place.
+
+    method: PROJECT_CLAMP (or PROJECT_ANALYTIC: same matrix) or PROJECT_ABS; PROJECT_NONE is a no-op.
+    ws_a, ws_z: (>= n, >= n) workspaces; ws_w, ws_e: (>= n,) workspaces.
+    """
+    if method == PROJECT_NONE:
+        return
+    if _is_positive_definite(a, n, ws_z):
+        return
+    for i in range(n):
+        for j in range(n):
+            ws_a[i, j] = a[i, j]
+    ok = symmetric_eigen(ws_a, n, ws_w, ws_z, ws_e)
+    if not ok:  # practically never; LAPACK as the fallback
+        vals, vecs = np.linalg.eigh(np.ascontiguousarray(a[:n, :n]))
+        for i in range(n):
+            ws_w[i] = vals[i]
+            for j in range(n):
+                ws_z[i, j] = vecs[i, j]
+    for k in range(n):
+        lam = ws_w[k]
+        if lam < 0.0:
+            lam = -lam if method == PROJECT_ABS else 0.0
+        ws_w[k] = lam
+    for i in range(n):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(n):
+                s += ws_z[i, k] * ws_w[k] * ws_z[j, k]
+            a[i, j] = s
+            a[j, i] = s
+
+
+# ---------------------------------------------------------------------------- translation reduction
+def _helmert_basis(k: int) -> np.ndarray:
+    """Orthonormal basis (k, k-1) of the vectors of R^k orthogonal to (1, .., 1)."""
+    b = np.zeros((k, k - 1))
+    for j in range(1, k):
+        b[:j, j - 1] = 1.0
+        b[j, j - 1] = -float(j)
+        b[:, j - 1] /= math.sqrt(j * (j + 1))
+    return b
+
+
+_B2 = _helmert_basis(2)
+_B3 = _helmert_basis(3)
+_B4 = _helmert_basis(4)
+
+
+@njit(cache=True)
+def _basis(k):
+    if k == 2:
+        return _B2
+    if k == 3:
+        return _B3
+    return _B4
+
+
+@njit(cache=True)
+def project_translation_invariant(h, k, method, ws):
+    """Project the (3k, 3k) Hessian ``h`` of a translation-invariant stencil (k = 2, 3, 4 vertices)
+    to PSD in place, through the (3k-3) reduced matrix Q^T h Q, Q = B (x) I3 (exact: see module doc).
+
+    ws: workspace tuple from ``make_workspace()``.
+    """
+    if method == PROJECT_NONE:
+        return
+    r_mat, ws_a, ws_z, ws_w, ws_e, tmp = ws
+    b = _basis(k)
+    m = k - 1
+    n = 3 * m
+    # tmp = h Q  (3k x 3m): tmp[:, 3j+c] = sum_a b[a, j] h[:, 3a+c]
+    for i in range(3 * k):
+        for j in range(m):
+            for c in range(3):
+                s = 0.0
+                for a in range(k):
+                    s += b[a, j] * h[i, 3 * a + c]
+                tmp[i, 3 * j + c] = s
+    # r = Q^T tmp
+    for i in range(m):
+        for ci in range(3):
+            for j in range(n):
+                s = 0.0
+                for a in range(k):
+                    s += b[a, i] * tmp[3 * a + ci, j]
+                r_mat[3 * i + ci, j] = s
+    for i in range(n):  # exact symmetry
+        for j in range(i):
+            s = 0.5 * (r_mat[i, j] + r_mat[j, i])
+            r_mat[i, j] = s
+            r_mat[j, i] = s
+    project_symmetric_inplace(r_mat, n, method, ws_a, ws_z, ws_w, ws_e)
+    # h = Q r Q^T
+    for i in range(n):
+        for a in range(k):
+            for c in range(3):
+                s = 0.0
+                for j in range(m):
+                    s += r_mat[i, 3 * j + c] * b[a, j]
+                tmp[i, 3 * a + c] = s
+    for a in range(k):
+        for ci in range(3):
+            for j in range(3 * k):
+                s = 0.0
+                for i in range(m):
+                    s += b[a, i] * tmp[3 * i + ci, j]
+                h[3 * a + ci, j] = s
+
+
+@njit(cache=True)
+def make_workspace():
+    """Per-thread scratch arrays for the projection kernels."""
+    return (
+        np.empty((12, 12)),
+        np.empty((12, 12)),
+        np.empty((12, 12)),
+        np.empty(12),
+        np.empty(12),
+        np.empty((12, 12)),
+    )
+
+
+@njit(cache=True)
+def project_full(h, n, method, ws):
+    """Project the leading n x n block of symmetric h to PSD in place (no structure assumed)."""
+    if method == PROJECT_NONE:
+        return
+    r_mat, ws_a, ws_z, ws_w, ws_e, tmp = ws
+    project_symmetric_inplace(h, n, method, ws_a, ws_z, ws_w, ws_e)
+
+
+@njit(cache=True)
+def clamp_scalar(lam, method):
+    """The projected eigenvalue: max(lam, 0) for clamp/analytic, |lam| for abs, lam for none."""
+    if lam >= 0.0 or method == PROJECT_NONE:
+        return lam
+    if method == PROJECT_ABS:
+        return -lam
+    return 0.0
+
+
+# ---------------------------------------------------------------------------- public helpers
+def project_to_psd(h: np.ndarray, method: str = "clamp") -> np.ndarray:
+    """Projected copy of a symmetric matrix h (n, n), n <= 12, by eigenvalue clamping ('clamp') or
+    absolute values ('abs'). Raises ValueError for a non-square or too large matrix."""
+    h = np.array(h, dtype=np.float64)
+    if h.ndim != 2 or h.shape[0] != h.shape[1] or h.shape[0] > 12:
+        raise ValueError(f"project_to_psd: h must be a square matrix of size <= 12, got {h.shape}")
+    code = projection_code(method)
+    h = 0.5 * (h + h.T)
+    project_full(h, h.shape[0], code, make_workspace())
+    return h

@@ -1,0 +1,117 @@
+"""Barrier stiffness kappa: IPC's adaptive rule (Li et al. 2020, Sec. 4.3 / Supp. B) and the fixed
+physical stiffness of the convergent formulation (002).
+
+Adaptive (original IPC, same semantics as ipc-toolkit's ``initial_barrier_stiffness`` and
+``update_barrier_stiffness``):
+
+* kappa_min = scale * m_avg / (4 d0 b''(d0, dhat^2)), d0 = (1e-8 * bbox_diagonal + dmin)^2, so the
+  barrier's stiffness at a tiny distance balances the average mass (scale 1e11 by default);
+  kappa_max = 100 kappa_min;
+* kappa_0 = clamp(-<grad_B, grad_E> / |grad_B|^2, kappa_min, kappa_max): the stiffness that best
+  balances the elastic/inertial gradient with the barrier gradient (1 if grad_B = 0);
+* update: double kappa (up to kappa_max) while the minimum distance keeps decreasing below
+  dhat_epsilon_scale * bbox_diagonal.
+
+Physical (convergent formulation): kappa is a pressure [Pa], the barrier is scaled by 1/dhat^3 and
+the stencils carry area weights, so kappa * P is an energy [J]; 002 suggests kappa = 0.1 E.
+See docs/contact.md for the simulator's default.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .barrier import barrier_second_derivative
+from .barrier_potential import stencil_distance_squared as _stencil_d2
+
+
+def initial_barrier_stiffness(bbox_diagonal: float, dhat: float, average_mass: float, grad_energy,
+                              grad_barrier, min_barrier_stiffness_scale: float = 1e11,
+                              dmin: float = 0.0) -> tuple[float, float]:
+    """Initial adaptive barrier stiffness and its upper bound.
+
+    Args:
+        bbox_diagonal: scene bounding-box diagonal [m], > 0.
+        dhat: activation distance [m], > 0.
+        average_mass: average vertex mass [kg], > 0 (with area weights pass average_mass / mean weight).
+        grad_energy: (3n,) gradient of the incremental potential without contact.
+        grad_barrier: (3n,) gradient of the (unit-stiffness) barrier potential.
+        min_barrier_stiffness_scale: the 1e11 premultiplier of kappa_min.
+        dmin: minimum distance [m] (offset barrier), default 0.
+
+    Returns:
+        (kappa, kappa_max).
+    """
+    for name, val in (("bbox_diagonal", bbox_diagonal), ("dhat", dhat), ("average_mass", average_mass),
+                      ("min_barrier_stiffness_scale", min_barrier_stiffness_scale)):
+        if not (math.isfinite(val) and val > 0.0):
+            raise ValueError(f"initial_barrier_stiffness: {name} must be positive and finite, got {val}")
+    ge = np.asarray(grad_energy, dtype=np.float64).ravel()
+    gb = np.asarray(grad_barrier, dtype=np.float64).ravel()
+    if ge.shape != gb.shape:
+        raise ValueError(f"initial_barrier_stiffness: grad_energy {ge.shape} and grad_barrier {gb.shape} differ")
+    dhat2 = dhat * dhat
+    dmin2 = dmin * dmin
+    activation2 = 2.0 * dmin * dhat + dhat2
+    d0 = (1e-8 * bbox_diagonal + dmin) ** 2
+    if d0 - dmin2 >= activation2:
+        d0 = dmin * dhat + 0.5 * dhat2
+    kappa_min = 4.0 * d0 * barrier_second_derivative(d0 - dmin2, activation2)
+    kappa_min = min_barrier_stiffness_scale * average_mass / kappa_min
+    kappa_max = 100.0 * kappa_min
+    kappa = 1.0
+    gb2 = float(gb @ gb)
+    if gb2 > 0.0:
+        kappa = -float(gb @ ge) / gb2
+    return float(min(max(kappa, kappa_min), kappa_max)), float(kappa_max)
+
+
+def update_barrier_stiffness(prev_min_distance: float, min_distance: float, max_barrier_stiffness: float,
+                             barrier_stiffness: float, bbox_diagonal: float, dhat_epsilon_scale: float = 1e-9,
+                             dmin: float = 0.0) -> float:
+    """Adaptive kappa update: double it (capped at the max) if the minimum SQUARED distance [m^2]
+    decreased and both previous and current values are below (dhat_epsilon_scale * (diag + dmin))^2.
+    """
+    eps2 = (dhat_epsilon_scale * (bbox_diagonal + dmin)) ** 2
+    if prev_min_distance < eps2 and min_distance < eps2 and min_distance < prev_min_distance:
+        return float(min(max_barrier_stiffness, 2.0 * barrier_stiffness))
+    return float(barrier_stiffness)
+
+
+def physical_barrier_stiffness(young_modulus: float, fraction: float = 0.1) -> float:
+    """Fixed physical barrier stiffness kappa = fraction * E [Pa] (002 suggests 0.1 E).
+
+    Use with area-weighted collisions and ``use_physical_barrier=True`` so that kappa * P is in J.
+    """
+    if not (math.isfinite(young_modulus) and young_modulus > 0.0):
+        raise ValueError(f"physical_barrier_stiffness: young_modulus must be positive [Pa], got {young_modulus}")
+    if not (math.isfinite(fraction) and fraction > 0.0):
+        raise ValueError(f"physical_barrier_stiffness: fraction must be positive, got {fraction}")
+    return float(fraction * young_modulus)
+
+
+@njit(cache=True, parallel=True)
+def _min_d2(kind, verts, prims, dtype, x, plane_o, plane_n):
+    d2 = np.full(len(kind), np.inf)
+    for c in prange(len(kind)):
+        d2[c] = _stencil_d2(kind[c], verts[c], prims[c, 0], dtype[c], x, plane_o, plane_n)
+    return d2.min()
+
+
+def minimum_distance_squared(collisions, mesh, x) -> float:
+    """Smallest squared distance [m^2] over the stencils of ``collisions`` at x (n, 3) [m]; inf if empty.
+
+    The quantity ``update_barrier_stiffness`` expects (ipc-toolkit's ``compute_minimum_distance``).
+    """
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    if x.shape != (mesh.n_vertices, 3):
+        raise ValueError(f"minimum_distance_squared: x must have shape ({mesh.n_vertices}, 3), got {x.shape}")
+    if len(collisions) == 0:
+        return math.inf
+    plane_o, plane_n = mesh.planes_array()
+    return float(_min_d2(np.ascontiguousarray(collisions.kind), np.ascontiguousarray(collisions.vertices),
+                         np.ascontiguousarray(collisions.primitives), np.ascontiguousarray(collisions.dtype),
+                         x, plane_o, plane_n))
+
