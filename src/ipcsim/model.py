@@ -26,6 +26,9 @@ class Model:
         fixed: (n,) bool, Dirichlet vertices (held at their current position).
         collision_mesh: the scene's collision surface; its full_vertex_index maps into the n vertices.
         gravity: (3,) float64 [m/s^2].
+        material_groups: (material name, tet indices (k,) int64) pairs covering all tets once; names are
+            keys of ``ipcsim.energies.materials.MATERIALS`` (NH, SNH, FCR, LCR, LCR_LAGGED, LE).
+        youngs_modulus: (m,) float64 [Pa] per tet (sets the default physical barrier stiffness).
     """
 
     rest_positions: np.ndarray
@@ -38,6 +41,8 @@ class Model:
     fixed: np.ndarray
     collision_mesh: CollisionMesh
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, -9.81, 0.0]))
+    material_groups: list = field(default_factory=list)
+    youngs_modulus: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def n_vertices(self) -> int:
@@ -65,6 +70,7 @@ class _Body:
     poisson_ratio: float
     velocity: np.ndarray
     fixed: np.ndarray
+    material: str
 
 
 class ModelBuilder:
@@ -76,8 +82,16 @@ class ModelBuilder:
         self.gravity = np.asarray(gravity, dtype=np.float64)
 
     def add_body(self, vertices, tets, *, density=1000.0, youngs_modulus=1e5, poisson_ratio=0.4,
-                 translation=(0.0, 0.0, 0.0), rotation=None, scale=1.0, velocity=(0.0, 0.0, 0.0), fixed=None) -> int:
-        """Add a tet-mesh body; returns its id. vertices (k, 3) [m] are scaled, rotated (3x3), then translated."""
+                 translation=(0.0, 0.0, 0.0), rotation=None, scale=1.0, velocity=(0.0, 0.0, 0.0), fixed=None,
+                 material="NH") -> int:
+        """Add a tet-mesh body; returns its id. vertices (k, 3) [m] are scaled, rotated (3x3), then translated.
+
+        material: NH, SNH, FCR, LCR, LCR_LAGGED or LE; density [kg/m^3]; youngs_modulus [Pa]; velocity [m/s];
+        fixed: (k,) bool Dirichlet mask (held in place).
+        """
+        from .energies.materials import material_info
+
+        material_info(material)
         v = np.asarray(vertices, dtype=np.float64) * scale
         if rotation is not None:
             v = v @ np.asarray(rotation, dtype=np.float64).T
@@ -86,7 +100,7 @@ class ModelBuilder:
         if density <= 0 or not np.isfinite(density):
             raise ValueError(f"body {len(self._bodies)}: density must be positive, got {density}")
         self._bodies.append(_Body(v, np.asarray(tets, np.int64), float(density), float(youngs_modulus),
-                                  float(poisson_ratio), np.asarray(velocity, np.float64), fixed_mask))
+                                  float(poisson_ratio), np.asarray(velocity, np.float64), fixed_mask, material))
         return len(self._bodies) - 1
 
     def add_ground(self, height=0.0, normal=(0.0, 1.0, 0.0)) -> None:
@@ -106,11 +120,15 @@ class ModelBuilder:
         mu = np.empty(len(tets))
         lam = np.empty(len(tets))
         density = np.empty(len(tets))
+        young = np.empty(len(tets))
+        groups: dict[str, list[np.ndarray]] = {}
         start = 0
         for b in self._bodies:
             m, l = lame_parameters(b.youngs_modulus, b.poisson_ratio)
             stop = start + len(b.tets)
             mu[start:stop], lam[start:stop], density[start:stop] = m, l, b.density
+            young[start:stop] = b.youngs_modulus
+            groups.setdefault(b.material, []).append(np.arange(start, stop, dtype=np.int64))
             start = stop
         mass = np.zeros(len(x))
         np.add.at(mass, tets.ravel(), np.repeat(density * volume / 4.0, 4))
@@ -121,7 +139,8 @@ class ModelBuilder:
         mesh = CollisionMesh.concatenate(meshes, full_offsets=offsets[:-1])
         mesh.planes = list(self._planes)
         model = Model(x.copy(), tets, dm_inv, volume, mu, lam, mass,
-                      np.concatenate([b.fixed for b in self._bodies]), mesh, self.gravity.copy())
+                      np.concatenate([b.fixed for b in self._bodies]), mesh, self.gravity.copy(),
+                      [(name, np.concatenate(idx)) for name, idx in groups.items()], young)
         v = np.vstack([np.broadcast_to(b.velocity, b.vertices.shape) for b in self._bodies])
         return model, State(x.copy(), v.copy(), 0.0)
 
