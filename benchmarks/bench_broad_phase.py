@@ -1,13 +1,16 @@
-"""Broad-phase timings: ipcsim's Numba hash grid vs ipctk's broad phases on two parallel sheets.
+"""Broad-phase timings: ipcsim's cell join and hash grid vs ipctk's broad phases.
 
-Two 100 x 100-vertex unit-square sheets at z = 0 and z = 0.5e-3 (20,000 vertices), d-hat = 1e-3.
-Prints timings (best of several runs); asserts nothing. Run: python benchmarks/bench_broad_phase.py
+Scenes: two 100 x 100-vertex unit-square sheets at z = 0 and z = 0.5e-3 (20,000 vertices), d-hat = 1e-3;
+and (when ../shared/data is there) bunny.msh on a copy of itself, as in bench_contact.py.
+Prints timings (best and median of several runs, alternating the methods); asserts nothing.
+Run: python benchmarks/bench_broad_phase.py [n]   (n: sheet resolution, default 100)
 """
 from __future__ import annotations
 
 import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -51,19 +54,38 @@ def round_robin(fns: dict, reps: int = 9) -> dict:
     return {k: (min(wall[k]), float(np.median(wall[k])), min(cpu[k])) for k in fns}
 
 
+def bunnies():
+    """bench_contact's bunny-on-bunny scene, or None without the shared data."""
+    data = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    if not (data / "ipc").is_dir():
+        return None
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_contact import bunny_scene
+
+    mesh, x, _ = bunny_scene(data)
+    return mesh
+
+
 def main() -> None:
     """Print the timings (argument: sheet resolution n, default 100)."""
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100
-    dhat = 1e-3
-    mesh = two_sheets(n)
+    scene("two sheets", two_sheets(n), 1e-3)
+    mesh = bunnies()
+    if mesh is not None:
+        scene("bunny on bunny", mesh, 1e-3)
+
+
+def scene(name: str, mesh: CollisionMesh, dhat: float) -> None:
+    """Time the broad phases on one scene (static boxes inflated by dhat, and a short trajectory)."""
     x = mesh.rest_positions
     x1 = x + np.array([0.0, 0.0, -0.2e-3])
-    print(f"two sheets {n}x{n}: {mesh.n_vertices} vertices, {mesh.n_edges} edges, {mesh.n_faces} faces; "
+    print(f"\n{name}: {mesh.n_vertices} vertices, {mesh.n_edges} edges, {mesh.n_faces} faces; "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     fns = {
-        "ipcsim hash grid, r = dhat": lambda: build_candidates(mesh, x, None, dhat),
-        "ipcsim hash grid, r = dhat/2": lambda: build_candidates(mesh, x, None, 0.5 * dhat),
-        "ipcsim hash grid, trajectory, r = dhat": lambda: build_candidates(mesh, x, x1, dhat),
+        "ipcsim cell join, r = dhat": lambda: build_candidates(mesh, x, None, dhat),
+        "ipcsim cell join, r = dhat/2": lambda: build_candidates(mesh, x, None, 0.5 * dhat),
+        "ipcsim cell join, trajectory, r = dhat": lambda: build_candidates(mesh, x, x1, dhat),
+        "ipcsim hash grid, r = dhat": lambda: build_candidates(mesh, x, None, dhat, method="hash_grid"),
     }
     c = build_candidates(mesh, x, None, dhat)
     print(f"ipcsim candidates: vf={len(c.vf)} ee={len(c.ee)}")
@@ -87,9 +109,8 @@ def main() -> None:
 
         cand = ipctk_build(None, dhat)()
         print(f"ipctk candidates:  fv={len(cand.fv_candidates)} ee={len(cand.ee_candidates)}")
-        for name, make in [("default", None), ("HashGrid", ipctk.HashGrid), ("LBVH", ipctk.LBVH),
-                           ("SpatialHash", ipctk.SpatialHash), ("SweepAndPrune", ipctk.SweepAndPrune)]:
-            fns[f"ipctk Candidates.build {name}, r = dhat"] = ipctk_build(make, dhat)
+        for kind, make in [("default", None), ("LBVH", ipctk.LBVH), ("HashGrid", ipctk.HashGrid)]:
+            fns[f"ipctk Candidates.build {kind}, r = dhat"] = ipctk_build(make, dhat)
 
         def collisions():
             col = ipctk.NormalCollisions()
@@ -97,8 +118,8 @@ def main() -> None:
             return col
 
         fns["ipctk NormalCollisions.build"] = collisions
-    for name, (best, median, cpu) in round_robin(fns).items():
-        print(f"{name:45s} best {best * 1e3:7.1f} ms   median {median * 1e3:7.1f} ms   CPU {cpu * 1e3:7.1f} ms")
+    for label, (best, median, cpu) in round_robin(fns).items():
+        print(f"{label:45s} best {best * 1e3:7.1f} ms   median {median * 1e3:7.1f} ms   CPU {cpu * 1e3:7.1f} ms")
 
 
 if __name__ == "__main__":

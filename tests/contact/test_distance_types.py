@@ -157,3 +157,77 @@ def test_bad_out_shape_raises():
         D.edge_edge_distance_squared_hessian_into(*x, D.EA_EB, np.zeros((12, 9)))
     with pytest.raises(ValueError, match="out must have shape \\(6, 6\\)"):
         D.point_point_distance_squared_hessian_into(x[0], x[1], np.zeros((9, 9)))
+
+
+# ---------------------------------------------------------------- ties on exactly aligned geometry
+def test_fused_multiply_add_rounds_once():
+    from numba import njit
+
+    from ipcsim.contact.distance._fused import fma as fma_intrinsic
+
+    fma = njit(lambda a, b, c: fma_intrinsic(a, b, c))
+    a, b = 1.0 + 2.0**-30, 1.0 - 2.0**-30  # a b = 1 - 2^-60 exactly
+    assert a * b - 1.0 == 0.0
+    assert fma(a, b, -1.0) == -(2.0**-60)
+
+
+def test_edge_frame_coordinates_solve_the_least_squares_problem():
+    from ipcsim.contact.distance._fused import edge_frame_coordinates
+
+    rng = np.random.default_rng(42)
+    for _ in range(50):
+        e, r, w = rng.normal(size=(3, 3))
+        r -= r @ e / (e @ e) * e  # the classifier's frames are orthogonal, but the solve must not rely on it
+        r += 0.3 * rng.normal() * e
+        s, h = edge_frame_coordinates(e, r, w)
+        ref = np.linalg.lstsq(np.stack([e, r], 1), w, rcond=None)[0]
+        np.testing.assert_allclose([s, h], ref, rtol=1e-10, atol=1e-12)
+    z = np.zeros(3)
+    assert edge_frame_coordinates(z, z, np.ones(3)) == (0.0, 0.0)
+
+
+def _sheet_candidates(n, shift):
+    from _sheets import sheets_mesh
+
+    from ipcsim.contact.broad_phase import build_candidates
+
+    mesh, x = sheets_mesh(n, 0.5e-3, shift)
+    return mesh, x, build_candidates(mesh, x, inflation_radius=0.5e-3)
+
+
+@pytest.mark.parametrize("shift", [(0.0, 0.0), (0.5 / 19, 0.0), (0.5 / 19, 0.5 / 19)])
+def test_sheet_edge_edge_types_match_ipctk(shift):
+    """Every edge-edge candidate of two parallel 20x20 sheets (vertices right above vertices or
+    edge midpoints: crossings at end points, collinear edges), both pair orientations."""
+    mesh, x, cand = _sheet_candidates(20, shift)
+    E = mesh.edges
+    assert len(cand.ee) > 5000
+    bad = []
+    for ea, eb in cand.ee:
+        for args in ((x[E[ea, 0]], x[E[ea, 1]], x[E[eb, 0]], x[E[eb, 1]]),
+                     (x[E[eb, 0]], x[E[eb, 1]], x[E[ea, 0]], x[E[ea, 1]])):
+            ours, theirs = D.edge_edge_distance_type(*args), int(ipctk.edge_edge_distance_type(*args))
+            if ours != theirs:
+                bad.append((ea, eb, ours, theirs))
+    assert not bad, f"{len(bad)} of {2 * len(cand.ee)} differ, e.g. {bad[:3]}"
+
+
+@pytest.mark.parametrize("shift", [(0.0, 0.0), (0.5 / 19, 0.0), (0.5 / 19, 0.5 / 19)])
+def test_sheet_point_triangle_and_point_edge_types_match_ipctk(shift):
+    """Every vertex-face candidate of the two sheets (points above vertices, on edges, at edge
+    midpoints), and the point against each edge of the candidate face."""
+    mesh, x, cand = _sheet_candidates(20, shift)
+    F = mesh.faces
+    assert len(cand.vf) > 2000
+    bad = []
+    for v, f in cand.vf:
+        p, t = x[v], x[F[f]]
+        ours, theirs = D.point_triangle_distance_type(p, *t), int(ipctk.point_triangle_distance_type(p, *t))
+        if ours != theirs:
+            bad.append(("pt", v, f, ours, theirs))
+        for i in range(3):
+            e0, e1 = t[i], t[(i + 1) % 3]
+            ours, theirs = D.point_edge_distance_type(p, e0, e1), int(ipctk.point_edge_distance_type(p, e0, e1))
+            if ours != theirs:
+                bad.append(("pe", v, f, i, ours, theirs))
+    assert not bad, f"{len(bad)} differ, e.g. {bad[:3]}"

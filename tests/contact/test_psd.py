@@ -61,3 +61,53 @@ def test_bad_input():
         psd.project_to_psd(np.zeros((3, 4)))
     with pytest.raises(ValueError, match="project"):
         psd.projection_code("eig")
+
+
+# ------------------------------------------------------------------ cheap exact exits of 'analytic'
+def _psd_test(h):
+    n = h.shape[0]
+    return psd.is_psd_within(np.ascontiguousarray(h), n, psd.PSD_REL_TOL, np.empty((12, 12)), np.empty(12))
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_is_psd_within_accepts_singular_psd(rng, k):
+    n = 3 * k
+    t = np.kron(np.ones((k, 1)), np.eye(3)) / np.sqrt(k)
+    p = np.eye(n) - t @ t.T
+    for rank in range(0, n - 2):
+        u = rng.standard_normal((n, rank))
+        h = p @ (u @ u.T) @ p  # PSD, translation invariant, rank <= n - 3
+        assert _psd_test(h), rank
+        # accepted => leaving h unchanged equals the eigenvalue clamp up to the documented bound
+        w = np.linalg.eigvalsh(h)
+        assert -w.min() <= n * psd.PSD_REL_TOL * max(np.diag(h).max(), 1e-300) + 1e-15 * np.abs(h).max()
+
+
+@pytest.mark.parametrize("n", [3, 9, 12])
+def test_is_psd_within_rejects_indefinite(rng, n):
+    for trial in range(30):
+        q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        w = np.abs(rng.standard_normal(n)) + 0.1
+        w[trial % n] = -10.0 ** -(trial % 8)  # one negative eigenvalue, down to 1e-7 relative
+        w[(trial + 1) % n] = 0.0 if trial % 2 else w[(trial + 1) % n]
+        h = (q * w) @ q.T
+        assert not _psd_test(h)
+    assert not _psd_test(-np.eye(n))
+    assert _psd_test(np.zeros((n, n)))
+
+
+@pytest.mark.parametrize("method", ["clamp", "abs"])
+def test_vertex_vertex_closed_form_equals_eigen_projection(rng, method):
+    code = psd.projection_code(method)
+    for trial in range(50):
+        u = rng.standard_normal(3)
+        if trial % 5 == 0:
+            u *= 1e-3
+        c1, c2 = rng.standard_normal(2) * [10.0, 1.0]  # any signs: negative weights flip both
+        a = 4.0 * c1 * np.outer(u, u) + 2.0 * c2 * np.eye(3)
+        h = np.block([[a, -a], [-a, a]])
+        got = np.empty((6, 6))
+        psd.project_vertex_vertex_closed_form(got, c1, c2, (u[0], u[1], u[2]), code)
+        ref = _ref_project(h, method)
+        assert np.abs(got - ref).max() <= 1e-12 * np.abs(h).max()
+        assert np.linalg.eigvalsh(got).min() >= -1e-12 * np.abs(h).max()

@@ -19,23 +19,19 @@ projected to PSD per stencil when asked (``psd.py``), then scattered (``sparse.p
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from numba import get_num_threads, njit, prange
 
 from . import psd
-from .barrier import barrier, barrier_first_derivative, barrier_second_derivative
+from .barrier_stencils import local_gradient, local_hessian, local_value
 from .collisions_data import EE, EV, FV, PV, STENCIL_SIZE, VV
-from .distance.edge_edge import (edge_edge_distance_squared, edge_edge_distance_squared_gradient_into,
-                                 edge_edge_distance_squared_hessian_into)
-from .distance.edge_mollifier import (edge_edge_cross_squarednorm, edge_edge_mollifier,
-                                      edge_edge_mollifier_gradient_into, edge_edge_mollifier_hessian_into)
-from .distance.point_line import (point_line_distance_squared, point_line_distance_squared_gradient_into,
-                                  point_line_distance_squared_hessian_into)
-from .distance.point_plane import (point_plane_distance_squared, point_plane_distance_squared_gradient_into,
-                                   point_plane_distance_squared_hessian_into)
-from .distance.point_point import (point_point_distance_squared, point_point_distance_squared_gradient_into,
-                                   point_point_distance_squared_hessian_into)
-from .sparse import assemble_block_csr
+from .distance.edge_edge import edge_edge_distance_squared
+from .distance.point_line import point_line_distance_squared
+from .distance.point_plane import point_plane_distance_squared
+from .distance.point_point import point_point_distance_squared
+from .sparse import UPPER_BLOCK, assemble_symmetric_block_csr
 
 
 # ---------------------------------------------------------------------------- per-stencil kernels
@@ -56,132 +52,164 @@ def stencil_distance_squared(kind, v, plane, dtype, x, plane_o, plane_n):
     return s * s
 
 
-@njit(cache=True)
-def stencil_distance_squared_derivatives(kind, v, plane, dtype, x, plane_o, plane_n, g, h, order):
-    """d2 of one stencil; writes grad d2 into g[:3k] (order >= 1) and Hess d2 into h[:3k, :3k]
-    (order >= 2), k = STENCIL_SIZE[kind]. g: (12,), h: (12, 12) float64."""
-    if kind == VV:
-        gv, hv = g[:6], h[:6, :6]
-        if order >= 1:
-            point_point_distance_squared_gradient_into(x[v[0]], x[v[1]], gv)
-        if order >= 2:
-            point_point_distance_squared_hessian_into(x[v[0]], x[v[1]], hv)
-        return point_point_distance_squared(x[v[0]], x[v[1]])
-    if kind == EV:
-        if order >= 1:
-            point_line_distance_squared_gradient_into(x[v[0]], x[v[1]], x[v[2]], g[:9])
-        if order >= 2:
-            point_line_distance_squared_hessian_into(x[v[0]], x[v[1]], x[v[2]], h[:9, :9])
-        return point_line_distance_squared(x[v[0]], x[v[1]], x[v[2]])
-    if kind == EE:
-        if order >= 1:
-            edge_edge_distance_squared_gradient_into(x[v[0]], x[v[1]], x[v[2]], x[v[3]], dtype, g)
-        if order >= 2:
-            edge_edge_distance_squared_hessian_into(x[v[0]], x[v[1]], x[v[2]], x[v[3]], dtype, h)
-        return edge_edge_distance_squared(x[v[0]], x[v[1]], x[v[2]], x[v[3]], dtype)
-    if kind == FV:
-        if order >= 1:
-            point_plane_distance_squared_gradient_into(x[v[0]], x[v[1]], x[v[2]], x[v[3]], g)
-        if order >= 2:
-            point_plane_distance_squared_hessian_into(x[v[0]], x[v[1]], x[v[2]], x[v[3]], h)
-        return point_plane_distance_squared(x[v[0]], x[v[1]], x[v[2]], x[v[3]])
-    s = 0.0
-    for k in range(3):
-        s += plane_n[plane, k] * (x[v[0], k] - plane_o[plane, k])
-    for k in range(3):
-        g[k] = 2.0 * s * plane_n[plane, k]
-        for j in range(3):
-            h[k, j] = 2.0 * plane_n[plane, k] * plane_n[plane, j]
-    return s * s
+# ---------------------------------------------------------------------------- loops over stencils
+# ``st`` = (kind, verts, prims, dtype, eps_x, weight) arrays of the Collisions container (``_inputs``),
+# ``geo`` = (x, plane_o, plane_n); ``sc`` = (dhat2, scale). Each loop body runs on a range of
+# stencils [lo, hi); the drivers run it over chunks in parallel or, for small sets (where waking
+# the thread pool costs more than the work), on one thread.
+
+#: Active sets with fewer stencils than this are evaluated on one thread.
+SERIAL_BELOW = 2048
 
 
 @njit(cache=True)
-def _local_barrier(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, scale, order, g, h, gd, hd, gm, hm):
-    """Scaled local value; local gradient into g[:3k] (order >= 1), Hessian into h (order >= 2)."""
-    k = STENCIL_SIZE[kind]
-    n = 3 * k
-    d2 = stencil_distance_squared_derivatives(kind, v, plane, dtype, x, plane_o, plane_n, gd, hd, order)
-    if not d2 < dhat2:
-        if order >= 1:
-            g[:n] = 0.0
-        if order >= 2:
-            h[:n, :n] = 0.0
-        return 0.0
-    b = barrier(d2, dhat2)
-    mollified = False
-    m = 1.0
-    if kind == EE:
-        a0, a1, b0, b1 = x[v[0]], x[v[1]], x[v[2]], x[v[3]]
-        if edge_edge_cross_squarednorm(a0, a1, b0, b1) < eps_x:
-            mollified = True
-            m = edge_edge_mollifier(a0, a1, b0, b1, eps_x)
-            if order >= 1:
-                edge_edge_mollifier_gradient_into(a0, a1, b0, b1, eps_x, gm)
-            if order >= 2:
-                edge_edge_mollifier_hessian_into(a0, a1, b0, b1, eps_x, hm)
-    if order == 0:
-        return scale * m * b
-    db = barrier_first_derivative(d2, dhat2)
-    for i in range(n):
-        g[i] = scale * m * db * gd[i]
-        if mollified:
-            g[i] += scale * b * gm[i]
-    if order >= 2:
-        d2b = barrier_second_derivative(d2, dhat2)
-        c1 = scale * m * d2b
-        c2 = scale * m * db
-        for i in range(n):
-            for j in range(n):
-                h[i, j] = c1 * gd[i] * gd[j] + c2 * hd[i, j]
-        if mollified:
-            c3 = scale * db
-            c4 = scale * b
-            for i in range(n):
-                for j in range(n):
-                    h[i, j] += c3 * (gd[i] * gm[j] + gm[i] * gd[j]) + c4 * hm[i, j]
-    return scale * m * b
+def _value_range(st, geo, sc, lo, hi):
+    kind, verts, prims, dtype, eps_x, weight = st
+    x, plane_o, plane_n = geo
+    g = np.empty(12)
+    acc = 0.0
+    for c in range(lo, hi):
+        acc += local_value(kind[c], verts[c], prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n, sc[0],
+                           sc[1] * weight[c], g)
+    return acc
+
+
+@njit(cache=True, parallel=True)
+def _value_parallel(st, geo, sc, bounds):
+    partial = np.zeros(len(bounds) - 1)
+    for ch in prange(len(bounds) - 1):
+        partial[ch] = _value_range(st, geo, sc, bounds[ch], bounds[ch + 1])
+    return partial.sum()
 
 
 @njit(cache=True)
-def _project_local(kind, h, method, ws):
-    """Project the local Hessian h[:3k, :3k] to PSD in place (``psd`` module)."""
-    k = STENCIL_SIZE[kind]
+def _value_serial(st, geo, sc):
+    return _value_range(st, geo, sc, 0, len(st[0]))
+
+
+@njit(cache=True)
+def _gradient_range(st, geo, sc, lo, hi, local):
+    """local[c, :3k] = gradient of stencil c, for c in [lo, hi)."""
+    kind, verts, prims, dtype, eps_x, weight = st
+    x, plane_o, plane_n = geo
+    for c in range(lo, hi):
+        local_gradient(kind[c], verts[c], prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n, sc[0],
+                       sc[1] * weight[c], local[c])
+
+
+@njit(cache=True)
+def _scatter_gradient(kind, verts, local, n_vertices):
+    """Sum of the local gradients (n_stencils, 12) into a (3n,) vector, in stencil order."""
+    out = np.zeros(3 * n_vertices)
+    for c in range(len(kind)):
+        for a in range(STENCIL_SIZE[kind[c]]):
+            base = 3 * verts[c, a]
+            out[base] += local[c, 3 * a]
+            out[base + 1] += local[c, 3 * a + 1]
+            out[base + 2] += local[c, 3 * a + 2]
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _gradient_parallel(st, geo, sc, bounds, local):
+    """Local gradients over chunks in parallel (many chunks: robust to a thread that shares its core
+    with another process), then one deterministic serial scatter."""
+    for ch in prange(len(bounds) - 1):
+        _gradient_range(st, geo, sc, bounds[ch], bounds[ch + 1], local)
+    return _scatter_gradient(st[0], st[1], local, geo[0].shape[0])
+
+
+@njit(cache=True)
+def _gradient_serial(st, geo, sc, local):
+    _gradient_range(st, geo, sc, 0, len(st[0]), local)
+    return _scatter_gradient(st[0], st[1], local, geo[0].shape[0])
+
+
+@njit(cache=True)
+def _project_local(kind, v, x, h, c1, c2, method, ws):
+    """Project the local Hessian h[:3k, :3k] to PSD in place (``psd`` module).
+
+    'analytic': plane-vertex: rank one, clamp its trace; vertex-vertex: closed-form eigensystem from
+    (c1, c2) = kappa s w (b'', b'); others: unchanged if PSD up to round-off (``psd.is_psd_within``),
+    else the exact translation-reduced eigenvalue clamp. 'clamp' / 'abs': full eigen-decomposition.
+    """
     if method == psd.PROJECT_NONE:
         return
+    k = STENCIL_SIZE[kind]
     if method != psd.PROJECT_ANALYTIC:
         psd.project_full(h, 3 * k, method, ws)
         return
     if kind == PV:  # rank one: h = lam n n^T with lam = trace(h)
-        lam = h[0, 0] + h[1, 1] + h[2, 2]
-        if lam < 0.0:
-            h[:3, :3] = 0.0
+        if h[0, 0] + h[1, 1] + h[2, 2] < 0.0:
+            for i in range(3):
+                for j in range(3):
+                    h[i, j] = 0.0
         return
     if kind == VV:
-        _project_vertex_vertex(h, method, ws)
+        u = (x[v[0], 0] - x[v[1], 0], x[v[0], 1] - x[v[1], 1], x[v[0], 2] - x[v[1], 2])
+        psd.project_vertex_vertex_closed_form(h, c1, c2, u, method)
+        return
+    if psd.is_psd_within(h, 3 * k, psd.PSD_REL_TOL, ws[1], ws[3]):
         return
     psd.project_translation_invariant(h, k, method, ws)
 
 
 @njit(cache=True)
-def _project_vertex_vertex(h, method, ws):
-    """Exact PSD projection of a vertex-vertex Hessian (6, 6) through a 3x3 eigenproblem.
+def _store_upper(h, k, upper):
+    """upper[UPPER_BLOCK[a, b]] = block (a, b) of h for a <= b < k (compact symmetric storage);
+    diagonal blocks symmetrised (h is symmetric up to round-off), so the assembled matrix is exactly
+    symmetric."""
+    for a in range(k):
+        blk = upper[UPPER_BLOCK[a, a]]
+        for r in range(3):
+            for q in range(3):
+                blk[r, q] = 0.5 * (h[3 * a + r, 3 * a + q] + h[3 * a + q, 3 * a + r])
+        for b in range(a + 1, k):
+            blk = upper[UPPER_BLOCK[a, b]]
+            for r in range(3):
+                for q in range(3):
+                    blk[r, q] = h[3 * a + r, 3 * b + q]
 
-    d2 = |p0 - p1|^2 depends on p0 - p1 only, so h = [[1, -1], [-1, 1]] (x) A with A = h[:3, :3]
-    (= 4 b'' u u^T + 2 b' I times the weight, u = p0 - p1). Since [[1, -1], [-1, 1]] has the
-    eigenvalues 2 and 0, the eigenpairs of h are those of A (times 2) and zeros: projecting A
-    projects h exactly.
+
+@njit(cache=True)
+def _hessian_range(st, geo, sc, method, lo, hi, upper, nverts):
+    kind, verts, prims, dtype, eps_x, weight = st
+    x, plane_o, plane_n = geo
+    g = np.empty(12)
+    h = np.empty((12, 12))
+    ws = psd.make_workspace()
+    for c in range(lo, hi):
+        active, c1, c2 = local_hessian(kind[c], verts[c], prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n,
+                                       sc[0], sc[1] * weight[c], h, g)
+        if active:
+            _project_local(kind[c], verts[c], x, h, c1, c2, method, ws)
+        k = STENCIL_SIZE[kind[c]]
+        _store_upper(h, k, upper[c])
+        nverts[c] = k
+
+
+@njit(cache=True, parallel=True)
+def _hessian_parallel(st, geo, sc, method, bounds, upper, nverts):
+    for ch in prange(len(bounds) - 1):
+        _hessian_range(st, geo, sc, method, bounds[ch], bounds[ch + 1], upper, nverts)
+
+
+_scratch = threading.local()
+
+
+def _scratch_array(name: str, shape: tuple) -> np.ndarray:
+    """A float64 scratch array reused between calls (one per Python thread and name).
+
+    The per-stencil local matrices of a large active set take ~100 MB; a fresh allocation is
+    page-faulted in on every call, which costs about as much as computing them. The buffer grows
+    as needed and is kept (its memory is held until the thread ends).
     """
-    a = ws[5]
-    for i in range(3):
-        for j in range(3):
-            a[i, j] = 0.5 * (h[i, j] + h[j, i])
-    psd.project_symmetric_inplace(a, 3, method, ws[1], ws[2], ws[3], ws[4])
-    for i in range(3):
-        for j in range(3):
-            h[i, j] = a[i, j]
-            h[i + 3, j + 3] = a[i, j]
-            h[i, j + 3] = -a[i, j]
-            h[i + 3, j] = -a[i, j]
+    size = int(np.prod(shape))
+    buf = getattr(_scratch, name, None)
+    if buf is None or buf.size < size:
+        buf = np.empty(size + size // 4)
+        setattr(_scratch, name, buf)
+    return buf[:size].reshape(shape)
 
 
 def _chunks(n: int) -> np.ndarray:
@@ -190,64 +218,9 @@ def _chunks(n: int) -> np.ndarray:
     return np.linspace(0, n, n_chunks + 1).astype(np.int64)
 
 
-@njit(cache=True, parallel=True)
-def _value_kernel(kind, verts, prims, dtype, eps_x, weight, x, plane_o, plane_n, dhat2, scale, bounds):
-    partial = np.zeros(len(bounds) - 1)
-    for ch in prange(len(bounds) - 1):
-        g = np.empty(12)
-        h = np.empty((12, 12))
-        acc = 0.0
-        for c in range(bounds[ch], bounds[ch + 1]):
-            acc += _local_barrier(kind[c], verts[c], prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n, dhat2,
-                                  scale * weight[c], 0, g, h, g, h, g, h)
-        partial[ch] = acc
-    return partial.sum()
-
-
-@njit(cache=True, parallel=True)
-def _gradient_kernel(kind, verts, prims, dtype, eps_x, weight, x, plane_o, plane_n, dhat2, scale, bounds):
-    n = len(kind)
-    local = np.empty((n, 12))
-    for ch in prange(len(bounds) - 1):
-        gd = np.empty(12)
-        gm = np.empty(12)
-        hd = np.empty((12, 12))
-        for c in range(bounds[ch], bounds[ch + 1]):
-            _local_barrier(kind[c], verts[c], prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n, dhat2,
-                           scale * weight[c], 1, local[c], hd, gd, hd, gm, hd)
-    out = np.zeros(3 * x.shape[0])
-    for c in range(n):
-        k = STENCIL_SIZE[kind[c]]
-        for a in range(k):
-            base = 3 * verts[c, a]
-            for i in range(3):
-                out[base + i] += local[c, 3 * a + i]
-    return out
-
-
-@njit(cache=True, parallel=True)
-def _hessian_kernel(kind, verts, prims, dtype, eps_x, weight, x, plane_o, plane_n, dhat2, scale, method, bounds):
-    n = len(kind)
-    local = np.empty((n, 12, 12))
-    nverts = np.empty(n, np.int64)
-    for ch in prange(len(bounds) - 1):
-        g = np.empty(12)
-        gd = np.empty(12)
-        gm = np.empty(12)
-        hd = np.zeros((12, 12))
-        hm = np.empty((12, 12))
-        ws = psd.make_workspace()
-        for c in range(bounds[ch], bounds[ch + 1]):
-            h = local[c]
-            _local_barrier(kind[c], verts[c], prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n, dhat2,
-                           scale * weight[c], 2, g, h, gd, hd, gm, hm)
-            _project_local(kind[c], h, method, ws)
-            nverts[c] = STENCIL_SIZE[kind[c]]
-    return local, nverts
-
-
 # ---------------------------------------------------------------------------- public API
 def _inputs(collisions, mesh, x, stiffness, use_physical_barrier):
+    """(st, geo, sc) tuples of the loops (see above), validated."""
     x = np.asarray(x, dtype=np.float64)
     if x.shape != (mesh.n_vertices, 3):
         raise ValueError(f"barrier potential: x must have shape ({mesh.n_vertices}, 3), got {x.shape}")
@@ -258,14 +231,15 @@ def _inputs(collisions, mesh, x, stiffness, use_physical_barrier):
         raise ValueError(f"barrier potential: stiffness must be a finite non-negative number, got {stiffness}")
     scale = float(stiffness) / dhat**3 if use_physical_barrier else float(stiffness)
     plane_o, plane_n = mesh.planes_array()
-    prims = np.ascontiguousarray(collisions.primitives, dtype=np.int64).reshape(-1, 2)
-    return (np.ascontiguousarray(collisions.kind, dtype=np.int64),
-            np.ascontiguousarray(collisions.vertices, dtype=np.int64).reshape(-1, 4),
-            prims,
-            np.ascontiguousarray(collisions.dtype, dtype=np.int64),
-            np.ascontiguousarray(collisions.eps_x, dtype=np.float64),
-            np.ascontiguousarray(collisions.weight, dtype=np.float64),
-            np.ascontiguousarray(x), plane_o, plane_n, dhat * dhat, scale)
+    st = (np.ascontiguousarray(collisions.kind, dtype=np.int64),
+          np.ascontiguousarray(collisions.vertices, dtype=np.int64).reshape(-1, 4),
+          np.ascontiguousarray(collisions.primitives, dtype=np.int64).reshape(-1, 2),
+          np.ascontiguousarray(collisions.dtype, dtype=np.int64),
+          np.ascontiguousarray(collisions.eps_x, dtype=np.float64),
+          np.ascontiguousarray(collisions.weight, dtype=np.float64))
+    geo = (np.ascontiguousarray(x), np.ascontiguousarray(plane_o, dtype=np.float64),
+           np.ascontiguousarray(plane_n, dtype=np.float64))
+    return st, geo, (dhat * dhat, scale)
 
 
 def barrier_potential(collisions, mesh, x, stiffness: float = 1.0, use_physical_barrier: bool = False) -> float:
@@ -274,19 +248,26 @@ def barrier_potential(collisions, mesh, x, stiffness: float = 1.0, use_physical_
     Units: kappa * m^4 (plain) or kappa * m^3 per unit weight (physical: with area weights [m^2]
     and kappa [Pa], Joules). dhat is ``collisions.dhat``.
     """
-    args = _inputs(collisions, mesh, x, stiffness, use_physical_barrier)
-    if len(args[0]) == 0:
+    st, geo, sc = _inputs(collisions, mesh, x, stiffness, use_physical_barrier)
+    n = len(st[0])
+    if n == 0:
         return 0.0
-    return float(_value_kernel(*args, _chunks(len(args[0]))))
+    if n < SERIAL_BELOW:
+        return float(_value_serial(st, geo, sc))
+    return float(_value_parallel(st, geo, sc, _chunks(n)))
 
 
 def barrier_potential_gradient(collisions, mesh, x, stiffness: float = 1.0,
                                use_physical_barrier: bool = False) -> np.ndarray:
     """Gradient of ``barrier_potential`` w.r.t. x, shape (3n,), vertex-major (x[i, k] -> 3i + k)."""
-    args = _inputs(collisions, mesh, x, stiffness, use_physical_barrier)
-    if len(args[0]) == 0:
+    st, geo, sc = _inputs(collisions, mesh, x, stiffness, use_physical_barrier)
+    n = len(st[0])
+    if n == 0:
         return np.zeros(3 * mesh.n_vertices)
-    return _gradient_kernel(*args, _chunks(len(args[0])))
+    local = _scratch_array("gradient", (n, 12))
+    if n < SERIAL_BELOW:
+        return _gradient_serial(st, geo, sc, local)
+    return _gradient_parallel(st, geo, sc, _chunks(n), local)
 
 
 def barrier_potential_hessian(collisions, mesh, x, stiffness: float = 1.0, use_physical_barrier: bool = False,
@@ -295,14 +276,20 @@ def barrier_potential_hessian(collisions, mesh, x, stiffness: float = 1.0, use_p
 
     project: 'none' (exact Hessian), 'clamp' (per-stencil eigenvalue clamping), 'abs' (absolute
     eigenvalues) or 'analytic' (the clamped matrix computed from the barrier's structure, see
-    ``psd``; equal to 'clamp' up to round-off, cheaper).
+    ``psd`` and ``_project_local``; equal to 'clamp' up to round-off, cheaper).
     """
     method = psd.projection_code(project)
-    args = _inputs(collisions, mesh, x, stiffness, use_physical_barrier)
-    n = mesh.n_vertices
-    if len(args[0]) == 0:
+    st, geo, sc = _inputs(collisions, mesh, x, stiffness, use_physical_barrier)
+    n_vertices = mesh.n_vertices
+    n = len(st[0])
+    if n == 0:
         import scipy.sparse as sp
 
-        return sp.csr_matrix((3 * n, 3 * n))
-    local, nverts = _hessian_kernel(*args, method, _chunks(len(args[0])))
-    return assemble_block_csr(args[1], nverts, local, n)
+        return sp.csr_matrix((3 * n_vertices, 3 * n_vertices))
+    upper = _scratch_array("hessian", (n, 10, 3, 3))
+    nverts = np.empty(n, np.int64)
+    if n < SERIAL_BELOW:
+        _hessian_range(st, geo, sc, method, 0, n, upper, nverts)
+    else:
+        _hessian_parallel(st, geo, sc, method, _chunks(n), upper, nverts)
+    return assemble_symmetric_block_csr(st[1], nverts, upper, n_vertices)

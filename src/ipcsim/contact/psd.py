@@ -18,9 +18,14 @@ Structure used by ``analytic`` (exact, no approximation):
    matrix projects H exactly: 12x12 -> 9x9 (EE, FV), 9x9 -> 6x6 (EV), 6x6 -> 3x3 (VV).
 2. Vertex-vertex: with u = p0 - p1, b(|u|^2) has the reduced Hessian (in the basis
    (p0 - p1)/sqrt(2)) 8 b'' u u^T + 4 b' I3, whose eigenpairs are known in closed form:
-   (8 b'' |u|^2 + 4 b', u/|u|) and (4 b', any v perpendicular to u) twice.
+   (8 b'' |u|^2 + 4 b', u/|u|) and (4 b', any v perpendicular to u) twice
+   (``project_vertex_vertex_closed_form``, no eigen-solver).
 3. Plane-vertex: H = (4 b'' s^2 + 2 b') n n^T is rank one (s the signed distance, n the unit
    normal); projecting it clamps one scalar.
+4. Already PSD (up to round-off): ``is_psd_within`` (diagonally pivoted Cholesky, O(r n^2) for
+   rank r, handles the singular translation-invariant matrices) leaves H unchanged; the clamp
+   would change it by at most n * PSD_REL_TOL * max(diag H). Typical case: nearly parallel
+   (mollified) edges, whose Hessian is dominated by b m' Hess|ea x eb|^2, PSD of rank 2.
 
 The reduced symmetric eigenproblems are solved in place by a Householder tridiagonalisation
 followed by implicit-shift QL (``symmetric_eigen``), with a Cholesky test first: a reduced
@@ -340,6 +345,85 @@ def clamp_scalar(lam, method):
     if method == PROJECT_ABS:
         return -lam
     return 0.0
+
+
+# ---------------------------------------------------------------------------- cheap exact exits
+#: Relative tolerance of ``is_psd_within`` used by the analytic projection: a matrix accepted as
+#: PSD differs from its eigenvalue clamp by at most about n * PSD_REL_TOL * max(diag) (spectral norm).
+PSD_REL_TOL = 1e-14
+
+
+@njit(cache=True)
+def is_psd_within(h, n, rel_tol, work, done):
+    """True if the leading n x n block of symmetric ``h`` is PSD up to rel_tol * max(diag(h)).
+
+    Diagonally pivoted Cholesky on a copy (``work``: (>= n, >= n), ``done``: (>= n,) scratch):
+    pivot on the largest remaining diagonal entry while it exceeds tau = rel_tol * max(diag(h));
+    then every entry of the remaining Schur complement S must satisfy |S_ij| <= tau (for a PSD
+    S, |S_ij| <= sqrt(S_ii S_jj) <= tau). On True, h = L L^T + S with ||S||_2 <= n tau, so h is
+    within n tau of a PSD matrix and its negative eigenvalues (what clamping removes) are
+    >= -n tau: leaving h unchanged equals the clamp up to that bound. Works for singular PSD
+    matrices (translation-invariant stencils), unlike a plain Cholesky test. O(r n^2) for rank r.
+    """
+    scale = 0.0
+    for i in range(n):
+        done[i] = 0.0
+        if h[i, i] > scale:
+            scale = h[i, i]
+        for j in range(i + 1):
+            work[i, j] = h[i, j]
+    tau = rel_tol * scale
+    for _ in range(n):
+        p = -1
+        best = tau
+        for i in range(n):
+            if done[i] == 0.0 and work[i, i] > best:
+                best = work[i, i]
+                p = i
+        if p < 0:
+            for i in range(n):
+                if done[i] != 0.0:
+                    continue
+                for j in range(i + 1):
+                    if done[j] == 0.0 and abs(work[i, j]) > tau:
+                        return False
+            return True
+        done[p] = 1.0
+        inv = 1.0 / best
+        for i in range(n):
+            if done[i] != 0.0:
+                continue
+            wip = work[i, p] if i > p else work[p, i]
+            f = wip * inv
+            for j in range(i + 1):
+                if done[j] == 0.0:
+                    wjp = work[j, p] if j > p else work[p, j]
+                    work[i, j] -= f * wjp
+    return True
+
+
+@njit(cache=True)
+def project_vertex_vertex_closed_form(h, c1, c2, u, method):
+    """Write the projected vertex-vertex Hessian (6, 6) into h from its closed-form eigensystem.
+
+    For d2 = |u|^2, u = p0 - p1, the stencil Hessian is h = [[A, -A], [-A, A]] with
+    A = 4 c1 u u^T + 2 c2 I (c1 = kappa s w b'', c2 = kappa s w b'). Eigenpairs of A:
+    (4 c1 |u|^2 + 2 c2, u/|u|) and (2 c2, any unit vector perpendicular to u) twice; those of h are
+    twice these (eigenvector (e, -e)/sqrt(2)) and zeros (translations). Projecting the two scalars
+    projects h exactly: A+ = f(lam_par) u u^T / |u|^2 + f(lam_perp) (I - u u^T / |u|^2),
+    f = max(., 0) for clamp/analytic, |.| for abs.
+    """
+    uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2]
+    lam_par = clamp_scalar(4.0 * c1 * uu + 2.0 * c2, method)
+    lam_perp = clamp_scalar(2.0 * c2, method)
+    f = (lam_par - lam_perp) / uu if uu > 0.0 else 0.0
+    for i in range(3):
+        for j in range(3):
+            a = f * u[i] * u[j] + (lam_perp if i == j else 0.0)
+            h[i, j] = a
+            h[i + 3, j + 3] = a
+            h[i, j + 3] = -a
+            h[i + 3, j] = -a
 
 
 # ---------------------------------------------------------------------------- public helpers

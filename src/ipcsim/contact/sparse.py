@@ -7,15 +7,16 @@ The global matrix is (3n, 3n), vertex-major (x[i, k] -> 3i + k).
 Scheme (count, fill, reduce), all on 3x3 vertex blocks so that index work is 1/9 of scalar COO:
 1. count the block entries per global vertex row, prefix-sum;
 2. fill (column vertex, source block) pairs per row;
-3. per row (parallel): sort the pairs by column, merge duplicates;
-4. per row (parallel): write the three scalar CSR rows, summing the 3x3 blocks of duplicates.
+3. per row (parallel): the sorted distinct columns (insertion into a small sorted list) and each
+   pair's slot among them;
+4. layout (indptr, indices), then per row (parallel): add each pair's 3x3 block at its slot.
 The CSR has sorted column indices and no duplicates (``has_canonical_format``).
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
+from numba import get_num_threads, njit, prange, set_num_threads
 
 
 @njit(cache=True)
@@ -45,40 +46,45 @@ def _count_and_fill(verts, nverts, n_vertices):
 
 
 @njit(cache=True, parallel=True)
-def _sort_rows(row_ptr, col, src, n_vertices):
-    """Sort each row's (col, src) by col; returns the number of distinct columns per row."""
+def _unique_columns(row_ptr, col, n_vertices, n_threads):
+    """Per row v: its distinct columns, sorted, into ucol[row_ptr[v]: row_ptr[v] + ucount[v]], and for
+    every entry i its slot (rank of col[i] among the row's distinct columns).
+
+    Rows are split into n_threads contiguous ranges; each range uses its own (n_vertices,) marker
+    arrays (last row that saw a column, the column's slot), so deduplication is O(1) per entry and
+    only the few distinct columns of a row are sorted (insertion sort).
+    """
+    ucol = np.empty_like(col)
+    slot = np.empty(len(col), np.int64)
     ucount = np.zeros(n_vertices, np.int64)
-    for v in prange(n_vertices):
-        lo, hi = row_ptr[v], row_ptr[v + 1]
-        m = hi - lo
-        if m == 0:
-            continue
-        if m <= 48:  # insertion sort (rows are short)
-            for i in range(lo + 1, hi):
-                c, s = col[i], src[i]
-                j = i - 1
-                while j >= lo and col[j] > c:
-                    col[j + 1] = col[j]
-                    src[j + 1] = src[j]
-                    j -= 1
-                col[j + 1] = c
-                src[j + 1] = s
-        else:
-            order = np.argsort(col[lo:hi], kind="mergesort")
-            c2 = col[lo:hi][order]
-            s2 = src[lo:hi][order]
-            col[lo:hi] = c2
-            src[lo:hi] = s2
-        u = 1
-        for i in range(lo + 1, hi):
-            if col[i] != col[i - 1]:
-                u += 1
-        ucount[v] = u
-    return ucount
+    for t in prange(n_threads):
+        seen = np.full(n_vertices, -1, np.int64)
+        pos = np.empty(n_vertices, np.int64)
+        for v in range(t * n_vertices // n_threads, (t + 1) * n_vertices // n_threads):
+            lo, hi = row_ptr[v], row_ptr[v + 1]
+            u = 0
+            for i in range(lo, hi):
+                c = col[i]
+                if seen[c] != v:
+                    seen[c] = v
+                    j = lo + u
+                    while j > lo and ucol[j - 1] > c:
+                        ucol[j] = ucol[j - 1]
+                        j -= 1
+                    ucol[j] = c
+                    u += 1
+            for j in range(u):
+                pos[ucol[lo + j]] = j
+            for i in range(lo, hi):
+                slot[i] = pos[col[i]]
+            ucount[v] = u
+    return ucol, slot, ucount
 
 
-@njit(cache=True, parallel=True)
-def _write_csr(row_ptr, col, src, ucount, local, n_vertices, index_sample):
+@njit(cache=True)
+def _csr_layout(row_ptr, ucol, ucount, n_vertices, index_sample):
+    """indptr (3n + 1,) and the column indices of the block rows (rows 3v..3v+2 hold 3 ucount[v]
+    entries each: the 3x3 blocks of the distinct columns, in column order); data zeroed."""
     indptr = np.zeros(3 * n_vertices + 1, np.int64)
     for v in range(n_vertices):
         w = 3 * ucount[v]
@@ -88,31 +94,107 @@ def _write_csr(row_ptr, col, src, ucount, local, n_vertices, index_sample):
         indptr[3 * v + 3] = base + 3 * w
     nnz = indptr[3 * n_vertices]
     indices = np.empty(nnz, index_sample.dtype)
-    data = np.empty(nnz, np.float64)
-    for v in prange(n_vertices):
-        lo, hi = row_ptr[v], row_ptr[v + 1]
-        w = 3 * ucount[v]
-        u = -1
-        i = lo
-        while i < hi:
-            c = col[i]
-            u += 1
-            for r in range(3):
-                base = indptr[3 * v + r] + 3 * u
+    _fill_indices(row_ptr, ucol, ucount, indptr, indices)
+    return indptr, indices, np.zeros(nnz, np.float64)
+
+
+@njit(cache=True, parallel=True)
+def _fill_indices(row_ptr, ucol, ucount, indptr, indices):
+    for v in prange(len(ucount)):
+        lo = row_ptr[v]
+        for r in range(3):
+            base = indptr[3 * v + r]
+            for j in range(ucount[v]):
+                c = 3 * ucol[lo + j]
                 for q in range(3):
-                    indices[base + q] = 3 * c + q
-                    data[base + q] = 0.0
-            while i < hi and col[i] == c:
-                code = src[i]
-                s = code // 16
-                a = (code // 4) % 4
-                b = code % 4
+                    indices[base + 3 * j + q] = c + q
+
+
+@njit(cache=True, parallel=True)
+def _write_full(row_ptr, slot, src, ucount, local, indptr, data):
+    """data += the 3x3 blocks local[s, 3a:3a+3, 3b:3b+3] of every entry (row-parallel: no races)."""
+    for v in prange(len(ucount)):
+        w = 3 * ucount[v]
+        base = indptr[3 * v]
+        for i in range(row_ptr[v], row_ptr[v + 1]):
+            code = src[i]
+            s = code // 16
+            a = (code // 4) % 4
+            b = code % 4
+            off = base + 3 * slot[i]
+            for r in range(3):
+                for q in range(3):
+                    data[off + r * w + q] += local[s, 3 * a + r, 3 * b + q]
+
+
+#: Block (a, b), a <= b, of a symmetric 4-vertex stencil matrix in the compact (m, 10, 3, 3) storage.
+UPPER_BLOCK = np.array([[0, 1, 2, 3], [1, 4, 5, 6], [2, 5, 7, 8], [3, 6, 8, 9]], dtype=np.int64)
+
+
+@njit(cache=True, parallel=True)
+def _write_symmetric(row_ptr, slot, src, ucount, upper, indptr, data):
+    """data += block (a, b) of every entry from the upper blocks (b < a: transpose of block (b, a))."""
+    for v in prange(len(ucount)):
+        w = 3 * ucount[v]
+        base = indptr[3 * v]
+        for i in range(row_ptr[v], row_ptr[v + 1]):
+            code = src[i]
+            s = code // 16
+            a = (code // 4) % 4
+            b = code % 4
+            off = base + 3 * slot[i]
+            if a <= b:
+                blk = upper[s, UPPER_BLOCK[a, b]]
                 for r in range(3):
-                    base = indptr[3 * v + r] + 3 * u
                     for q in range(3):
-                        data[base + q] += local[s, 3 * a + r, 3 * b + q]
-                i += 1
-    return indptr, indices, data
+                        data[off + r * w + q] += blk[r, q]
+            else:
+                blk = upper[s, UPPER_BLOCK[b, a]]
+                for r in range(3):
+                    for q in range(3):
+                        data[off + r * w + q] += blk[q, r]
+
+
+#: Below this many block entries the assembly runs on one thread (waking the pool costs more).
+SERIAL_BELOW_ENTRIES = 32768
+
+
+def _assemble(verts, nverts, local, n_vertices, writer):
+    """Pattern + ``writer`` (``_write_full`` / ``_write_symmetric``), on one thread for small inputs."""
+    threads = get_num_threads()
+    small = 16 * len(nverts) < SERIAL_BELOW_ENTRIES
+    if small:
+        set_num_threads(1)
+    try:
+        row_ptr, slot, src, ucount, indptr, indices, data = _pattern(verts, nverts, n_vertices, len(local))
+        writer(row_ptr, slot, src, ucount, local, indptr, data)
+    finally:
+        if small:
+            set_num_threads(threads)
+    return _to_csr(indptr, indices, data, n_vertices)
+
+
+def _pattern(verts, nverts, n_vertices, n_local):
+    verts = np.ascontiguousarray(verts, dtype=np.int64)
+    nverts = np.ascontiguousarray(nverts, dtype=np.int64)
+    if len(verts) != len(nverts) or n_local != len(nverts):
+        raise ValueError("assemble_block_csr: verts, nverts and local must have the same length")
+    if len(nverts) and (nverts.min() < 1 or nverts.max() > 4):
+        raise ValueError("assemble_block_csr: nverts must lie in 1..4")
+    row_ptr, col, src = _count_and_fill(verts, nverts, n_vertices)
+    ucol, slot, ucount = _unique_columns(row_ptr, col, n_vertices, max(1, min(get_num_threads(), n_vertices)))
+    small = 9 * len(col) < 2**31 - 1 and 3 * n_vertices < 2**31 - 1
+    index_sample = np.empty(0, np.int32 if small else np.int64)
+    indptr, indices, data = _csr_layout(row_ptr, ucol, ucount, n_vertices, index_sample)
+    return row_ptr, slot, src, ucount, indptr, indices, data
+
+
+def _to_csr(indptr, indices, data, n_vertices):
+    m = sp.csr_matrix((3 * n_vertices, 3 * n_vertices), dtype=np.float64)
+    m.data, m.indices, m.indptr = data, indices, indptr.astype(indices.dtype)
+    m.has_sorted_indices = True
+    m.has_canonical_format = True
+    return m
 
 
 def assemble_block_csr(verts: np.ndarray, nverts: np.ndarray, local: np.ndarray, n_vertices: int) -> sp.csr_matrix:
@@ -124,19 +206,21 @@ def assemble_block_csr(verts: np.ndarray, nverts: np.ndarray, local: np.ndarray,
         local: (m, 12, 12) float64 local matrices (the leading 3k x 3k block is used).
         n_vertices: n, the number of vertices.
     """
-    verts = np.ascontiguousarray(verts, dtype=np.int64)
-    nverts = np.ascontiguousarray(nverts, dtype=np.int64)
-    if len(verts) != len(nverts) or len(local) != len(nverts):
-        raise ValueError("assemble_block_csr: verts, nverts and local must have the same length")
-    if len(nverts) and (nverts.min() < 1 or nverts.max() > 4):
-        raise ValueError("assemble_block_csr: nverts must lie in 1..4")
-    row_ptr, col, src = _count_and_fill(verts, nverts, n_vertices)
-    ucount = _sort_rows(row_ptr, col, src, n_vertices)
-    small = 9 * len(col) < 2**31 - 1 and 3 * n_vertices < 2**31 - 1
-    index_sample = np.empty(0, np.int32 if small else np.int64)
-    indptr, indices, data = _write_csr(row_ptr, col, src, ucount, local, n_vertices, index_sample)
-    m = sp.csr_matrix((3 * n_vertices, 3 * n_vertices), dtype=np.float64)
-    m.data, m.indices, m.indptr = data, indices, indptr.astype(indices.dtype)
-    m.has_sorted_indices = True
-    m.has_canonical_format = True
-    return m
+    return _assemble(verts, nverts, local, n_vertices, _write_full)
+
+
+def assemble_symmetric_block_csr(verts: np.ndarray, nverts: np.ndarray, upper: np.ndarray,
+                                 n_vertices: int) -> sp.csr_matrix:
+    """Like ``assemble_block_csr`` for symmetric local matrices given by their upper 3x3 blocks.
+
+    Args:
+        verts, nverts, n_vertices: as in ``assemble_block_csr``.
+        upper: (m, 10, 3, 3) float64; upper[s, UPPER_BLOCK[a, b]] is block (a, b), a <= b < k_s, of
+            stencil s's local matrix (block (b, a) is its transpose). 62.5% of the dense (12, 12)
+            storage, which is what the assembly's memory traffic is made of.
+    The result is exactly symmetric if the diagonal blocks are (contributions to (i, j) and (j, i)
+    are summed in the same stencil order).
+    """
+    if upper.ndim != 4 or upper.shape[1:] != (10, 3, 3):
+        raise ValueError(f"assemble_symmetric_block_csr: upper must have shape (m, 10, 3, 3), got {upper.shape}")
+    return _assemble(verts, nverts, upper, n_vertices, _write_symmetric)

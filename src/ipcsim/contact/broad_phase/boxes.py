@@ -5,6 +5,7 @@ inflation radius; edge and face boxes are unions of their vertices' boxes (so th
 """
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
 
@@ -54,3 +55,39 @@ def plane_vertex_mask(
     d_center = (center - origin) @ normal
     spread = half @ np.abs(normal)
     return (d_center - spread <= inflation_radius) & (d_center + spread >= -inflation_radius)
+
+
+@nb.njit(cache=True)
+def vertex_boxes6(x0, x1, inflation_radius):
+    """Vertex boxes as one (n, 6) float64 array [lo_x, lo_y, lo_z, hi_x, hi_y, hi_z] [m] (the same
+    numbers as ``vertex_boxes``).
+
+    Args:
+        x0, x1: (n, 3) float64 [m], positions at t = 0 and t = 1 (pass x0 twice for static boxes).
+        inflation_radius: [m], added on every side.
+    """
+    n = x0.shape[0]
+    box = np.empty((n, 6), np.float64)
+    for i in range(n):
+        for a in range(3):
+            box[i, a] = min(x0[i, a], x1[i, a]) - inflation_radius
+            box[i, 3 + a] = max(x0[i, a], x1[i, a]) + inflation_radius
+    return box
+
+
+@nb.njit(cache=True)
+def simplex_boxes6(vbox, simplices):
+    """Edge or face boxes, (m, 6) float64 [m]: unions of the (n, 6) vertex boxes ``vbox`` of each row
+    of ``simplices`` ((m, k) int64 vertex ids); the same numbers as ``simplex_boxes``."""
+    m, k = simplices.shape
+    box = np.empty((m, 6), np.float64)
+    for i in range(m):
+        v = simplices[i, 0]
+        for a in range(6):
+            box[i, a] = vbox[v, a]
+        for c in range(1, k):
+            v = simplices[i, c]
+            for a in range(3):
+                box[i, a] = min(box[i, a], vbox[v, a])
+                box[i, 3 + a] = max(box[i, 3 + a], vbox[v, 3 + a])
+    return box

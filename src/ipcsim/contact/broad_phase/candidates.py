@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .boxes import plane_vertex_mask, simplex_boxes, vertex_boxes
+from .boxes import plane_vertex_mask, simplex_boxes6, vertex_boxes6
 from .brute_force import brute_force_pairs
+from .cell_join import cell_pairs6
 from .hash_grid import grid_pairs
 
-METHODS = ("auto", "hash_grid", "brute_force")
+METHODS = ("auto", "cell_join", "hash_grid", "brute_force")
 
 
 def _empty_pairs() -> np.ndarray:
@@ -71,10 +72,14 @@ def _check_positions(x, n: int, name: str) -> np.ndarray:
 
 
 def _pairs(method: str, queries: tuple, elements: tuple, self_query: bool) -> np.ndarray:
-    """(query, element) pairs; queries/elements = (lo, hi, vertex ids, obstacle flags)."""
+    """(query, element) pairs; queries/elements = (box (n, 6) [lo, hi], vertex ids, obstacle flags)."""
+    if method in ("auto", "cell_join"):
+        return cell_pairs6(queries, elements, self_query)
+    q = (queries[0][:, :3], queries[0][:, 3:], queries[1], queries[2])
+    e = (elements[0][:, :3], elements[0][:, 3:], elements[1], elements[2])
     if method == "brute_force":
-        return brute_force_pairs(queries, elements, self_query)
-    return grid_pairs(queries, elements, self_query)
+        return brute_force_pairs(q, e, self_query)
+    return grid_pairs(q, e, self_query)
 
 
 def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: str = "auto") -> Candidates:
@@ -85,7 +90,8 @@ def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: s
         x0: (n_vertices, 3) float64 [m], collision-vertex positions (at t = 0).
         x1: (n_vertices, 3) float64 [m], positions at t = 1 for continuous collision detection, or None.
         inflation_radius: [m] >= 0, added to every vertex box (see the module docstring).
-        method: "auto" (= "hash_grid"), "hash_grid" (Numba, parallel) or "brute_force" (O(n^2)).
+        method: "auto" (= "cell_join"), "cell_join" (Numba, ``cell_join.py``), "hash_grid" (Numba,
+            the previous per-query grid) or "brute_force" (O(n^2)).
 
     Returns:
         Candidates with deterministic, sorted rows (identical for every method).
@@ -99,18 +105,19 @@ def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: s
     x0 = _check_positions(x0, n, "x0")
     x1 = None if x1 is None else _check_positions(x1, n, "x1")
 
-    vlo, vhi = vertex_boxes(x0, x1, r)
-    flo, fhi = simplex_boxes(vlo, vhi, mesh.faces)
-    elo, ehi = simplex_boxes(vlo, vhi, mesh.edges)
+    vbox = vertex_boxes6(x0, x0 if x1 is None else x1, r)
     v_ids = np.arange(n, dtype=np.int64).reshape(-1, 1)
     v_obst = np.ascontiguousarray(mesh.is_obstacle, dtype=bool)
-    e_obst, f_obst = mesh.edge_is_obstacle, mesh.face_is_obstacle
-
-    vertices = (vlo, vhi, v_ids, v_obst)
-    edges = (elo, ehi, mesh.edges, e_obst)
+    faces = np.ascontiguousarray(mesh.faces, dtype=np.int64).reshape(-1, 3)
+    edges_ = np.ascontiguousarray(mesh.edges, dtype=np.int64).reshape(-1, 2)
+    vertices = (vbox, v_ids, v_obst)
+    edges = (simplex_boxes6(vbox, edges_), edges_, np.ascontiguousarray(mesh.edge_is_obstacle, dtype=bool))
     out = Candidates()
-    out.vf = _pairs(method, vertices, (flo, fhi, mesh.faces, f_obst), False)
-    out.ee = _pairs(method, edges, edges, True)
+    if len(faces):
+        fdata = (simplex_boxes6(vbox, faces), faces, np.ascontiguousarray(mesh.face_is_obstacle, dtype=bool))
+        out.vf = _pairs(method, vertices, fdata, False)
+    if len(edges_):
+        out.ee = _pairs(method, edges, edges, True)
 
     cv, ce = mesh.codim_vertices, mesh.codim_edges
     codim_vertices = tuple(a[cv] for a in vertices)
@@ -123,7 +130,7 @@ def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: s
     origins, normals = mesh.planes_array()
     rows = []
     for k in range(len(origins)):
-        hit = np.flatnonzero(plane_vertex_mask(vlo, vhi, origins[k], normals[k], r) & ~v_obst)
+        hit = np.flatnonzero(plane_vertex_mask(vbox[:, :3], vbox[:, 3:], origins[k], normals[k], r) & ~v_obst)
         rows.append(np.stack([np.full(hit.size, k, np.int64), hit.astype(np.int64)], axis=1))
     if rows:
         out.pv = np.concatenate(rows, axis=0)

@@ -10,12 +10,19 @@ edge-edge       EA0_EB0..EA1_EB1=0..3 (point-point), EA_EB0=4, EA_EB1=5 (eb_i to
                 EA0_EB=6, EA1_EB=7 (ea_i to line b), EA_EB=8 (line-line)
 
 All classifiers take 1D float64 arrays of length 3 [m] and return an int.
+
+Ties. On exactly aligned geometry (a point right above a mesh vertex or edge, edges crossing at
+an end point) the region test sits on its boundary and the answer is decided by rounding. To
+give the same answer as ipctk 1.6.1 there, the classifiers evaluate every quantity in the same
+order and with the same fused multiply-adds as ipctk's compiled code (see ``_fused.py``): the
+same comparisons on bit-identical numbers.
 """
 from __future__ import annotations
 
 from numba import njit
 
-from ._vec import check_vertex, cross, dot, squared_norm, sub, vec3
+from ._fused import edge_frame_coordinates, fcross, fdot, fdot_yxz, fma, fsquared_norm, plain_dot
+from ._vec import check_vertex, sub, vec3
 
 # point-edge
 PE_P_E0 = 0
@@ -60,12 +67,15 @@ def point_edge_distance_type(p, e0, e1):
 
 @njit(cache=True, error_model="numpy")
 def point_edge_type(p, e0, e1):
-    """``point_edge_distance_type`` on 3-tuples (no checks; for njit callers)."""
+    """``point_edge_distance_type`` on 3-tuples (no checks; for njit callers).
+
+    ratio = e.(p - e0) / |e|^2 with e = e1 - e0: |e|^2 fused (x, y, z), the dot unfused, as ipctk.
+    """
     e = sub(e1, e0)
-    e_len2 = squared_norm(e)
+    e_len2 = fdot(e, e)
     if e_len2 == 0.0:
         return PE_P_E0
-    ratio = dot(e, sub(p, e0)) / e_len2
+    ratio = plain_dot(sub(p, e0), e) / e_len2
     if ratio < 0.0:
         return PE_P_E0
     if ratio > 1.0:
@@ -74,28 +84,15 @@ def point_edge_type(p, e0, e1):
 
 
 @njit(cache=True, error_model="numpy")
-def _edge_coordinates(p, o, e, normal):
-    """Unnormalised coordinates of p - o in the edge frame (e, e x normal) of a triangle edge:
-    returns (e.(p-o), e.e, (e x normal).(p-o)); the along-edge parameter is the first over the
-    second. Kept as numerator/denominator so the region tests need no division."""
-    w = sub(p, o)
-    return dot(e, w), dot(e, e), dot(cross(e, normal), w)
-
-
-@njit(cache=True, error_model="numpy")
-def _inside_edge_slab(a, l, h):
-    """0 < a/l < 1 and on the outer side of the edge (h >= 0)."""
-    return (a > 0.0) & (a < l) & (h >= 0.0)
-
-
-@njit(cache=True, error_model="numpy")
 def point_triangle_distance_type(p, t0, t1, t2):
     """Voronoi region of triangle (t0, t1, t2) [m] containing point p [m]: one of P_T0, P_T1,
     P_T2, P_E0, P_E1, P_E2, P_T (the region of the closest point on the triangle).
 
-    Same tests in the same order as ipc-toolkit (edge slabs e0, e1, e2, then vertices, else the
-    face); the edge parameters are compared as numerator vs denominator instead of being solved
-    for, so a result can differ from ipctk's only for p within rounding of a region boundary.
+    For each edge i (origin o_i, direction e_i = t(i+1) - t(i)), the coordinates (s_i, h_i) of
+    p - o_i in the frame (e_i, e_i x n) (n = (t1 - t0) x (t2 - t0)) decide: 0 < s_i < 1 and
+    h_i >= 0 -> P_Ei (edges tested in order 0, 1, 2); else s_0 <= 0 and s_2 >= 1 -> P_T0,
+    s_1 <= 0 and s_0 >= 1 -> P_T1, s_2 <= 0 and s_1 >= 1 -> P_T2; else P_T. Degenerate
+    triangles give s = h = 0 (pseudo-inverse), hence P_T.
     """
     if not (check_vertex(p) & check_vertex(t0) & check_vertex(t1) & check_vertex(t2)):
         raise ValueError("point_triangle_distance_type: p, t0, t1, t2 must be float arrays of shape (3,)")
@@ -103,25 +100,29 @@ def point_triangle_distance_type(p, t0, t1, t2):
 
 
 @njit(cache=True, error_model="numpy")
+def _edge_frame(p, o, e, normal):
+    """(s, h) of p - o in the frame (e, e x normal); see ``_fused.edge_frame_coordinates``."""
+    return edge_frame_coordinates(e, fcross(e, normal), sub(p, o))
+
+
+@njit(cache=True, error_model="numpy")
 def point_triangle_type(p, t0, t1, t2):
     """``point_triangle_distance_type`` on 3-tuples (no checks; for njit callers)."""
-    normal = cross(sub(t1, t0), sub(t2, t0))
-    a0, l0, h0 = _edge_coordinates(p, t0, sub(t1, t0), normal)
-    if _inside_edge_slab(a0, l0, h0):
+    normal = fcross(sub(t1, t0), sub(t2, t0))
+    s0, h0 = _edge_frame(p, t0, sub(t1, t0), normal)
+    if s0 > 0.0 and s0 < 1.0 and h0 >= 0.0:
         return P_E0
-    a1, l1, h1 = _edge_coordinates(p, t1, sub(t2, t1), normal)
-    if _inside_edge_slab(a1, l1, h1):
+    s1, h1 = _edge_frame(p, t1, sub(t2, t1), normal)
+    if s1 > 0.0 and s1 < 1.0 and h1 >= 0.0:
         return P_E1
-    a2, l2, h2 = _edge_coordinates(p, t2, sub(t0, t2), normal)
-    if _inside_edge_slab(a2, l2, h2):
+    s2, h2 = _edge_frame(p, t2, sub(t0, t2), normal)
+    if s2 > 0.0 and s2 < 1.0 and h2 >= 0.0:
         return P_E2
-    # vertex regions: "s <= 0" is a <= 0, "s >= 1" is a >= l; a zero-length edge has s = 0
-    # (as in ipc-toolkit's pseudo-inverse solve)
-    if (a0 <= 0.0 or l0 == 0.0) and (a2 >= l2 and l2 > 0.0):
+    if s0 <= 0.0 and s2 >= 1.0:
         return P_T0
-    if (a1 <= 0.0 or l1 == 0.0) and (a0 >= l0 and l0 > 0.0):
+    if s1 <= 0.0 and s0 >= 1.0:
         return P_T1
-    if (a2 <= 0.0 or l2 == 0.0) and (a1 >= l1 and l1 > 0.0):
+    if s2 <= 0.0 and s1 >= 1.0:
         return P_T2
     return P_T
 
@@ -139,9 +140,9 @@ def edge_edge_parallel_distance_type(ea0, ea1, eb0, eb1):
 def edge_edge_parallel_type(ea0, ea1, eb0, eb1):
     """``edge_edge_parallel_distance_type`` on 3-tuples (no checks)."""
     ea = sub(ea1, ea0)
-    ea_len2 = squared_norm(ea)
-    alpha = dot(sub(eb0, ea0), ea) / ea_len2
-    beta = dot(sub(eb1, ea0), ea) / ea_len2
+    ea_len2 = fsquared_norm(ea)
+    alpha = fdot_yxz(sub(eb0, ea0), ea) / ea_len2
+    beta = fdot_yxz(sub(eb1, ea0), ea) / ea_len2
     # eac: 0 -> ea0, 1 -> ea1, 2 -> interior of a;  ebc likewise for edge b
     if alpha < 0.0:
         eac = 2 if (0.0 <= beta and beta <= 1.0) else 0
@@ -173,39 +174,46 @@ def edge_edge_distance_type(ea0, ea1, eb0, eb1):
 
 
 @njit(cache=True, error_model="numpy")
+def _edge_edge_cross_squarednorm(u, v):
+    """|u x v|^2 rounded as in the classifier (fused cross product and sum)."""
+    return fsquared_norm(fcross(u, v))
+
+
+@njit(cache=True, error_model="numpy")
 def edge_edge_type(ea0, ea1, eb0, eb1):
     """``edge_edge_distance_type`` on 3-tuples (no checks; for njit callers)."""
     u = sub(ea1, ea0)
     v = sub(eb1, eb0)
-    w = sub(ea0, eb0)
-    a = dot(u, u)
-    b = dot(u, v)
-    c = dot(v, v)
-    d = dot(u, w)
-    e = dot(v, w)
-    D = a * c - b * b
+    a = fsquared_norm(u)
+    c = fsquared_norm(v)
     if a == 0.0 and c == 0.0:
         return EA0_EB0
     if a == 0.0:
         return EA0_EB
     if c == 0.0:
         return EA_EB0
-    if squared_norm(cross(u, v)) < EE_PARALLEL_THRESHOLD * a * c:
+    if _edge_edge_cross_squarednorm(u, v) < EE_PARALLEL_THRESHOLD * a * c:
         return edge_edge_parallel_type(ea0, ea1, eb0, eb1)
 
+    w = sub(ea0, eb0)
+    b = fdot(u, v)
+    d = fdot(u, w)
+    e = fdot(w, v)
     default_case = EA_EB
-    sN = b * e - c * d  # closest point on line a at s = sN / D
+    sN = fma(b, e, -(c * d))  # closest point on line a at s = sN / D
     if sN <= 0.0:  # s <= 0: ea0 sees edge b
         tN = e
         tD = c
         default_case = EA0_EB
-    elif sN >= D:  # s >= 1: ea1 sees edge b
-        tN = e + b
-        tD = c
-        default_case = EA1_EB
     else:
-        tN = a * e - b * d
-        tD = D
+        D = fma(-b, b, a * c)
+        if sN >= D:  # s >= 1: ea1 sees edge b
+            tN = e + b
+            tD = c
+            default_case = EA1_EB
+        else:
+            tN = fma(a, e, -(b * d))
+            tD = D
     if tN <= 0.0:  # t <= 0: eb0 sees edge a
         if -d <= 0.0:
             return EA0_EB0
@@ -213,9 +221,9 @@ def edge_edge_type(ea0, ea1, eb0, eb1):
             return EA1_EB0
         return EA_EB0
     if tN >= tD:  # t >= 1: eb1 sees edge a
-        if -d + b <= 0.0:
+        if b - d <= 0.0:
             return EA0_EB1
-        if -d + b >= a:
+        if b - d >= a:
             return EA1_EB1
         return EA_EB1
     return default_case
@@ -223,9 +231,8 @@ def edge_edge_type(ea0, ea1, eb0, eb1):
 
 @njit(cache=True, error_model="numpy")
 def edge_edge_is_parallel(ea0, ea1, eb0, eb1):
-    """True if |ea x eb|^2 < EE_PARALLEL_THRESHOLD |ea|^2 |eb|^2 (the classifier's rule); 3-tuples or
-    (3,) arrays [m]."""
+    """True if |ea x eb|^2 < EE_PARALLEL_THRESHOLD |ea|^2 |eb|^2 (the classifier's rule, rounded
+    the same way); 3-tuples or (3,) arrays [m]."""
     u = sub(ea1, ea0)
     v = sub(eb1, eb0)
-    return squared_norm(cross(u, v)) < EE_PARALLEL_THRESHOLD * dot(u, u) * dot(v, v)
-
+    return _edge_edge_cross_squarednorm(u, v) < EE_PARALLEL_THRESHOLD * fsquared_norm(u) * fsquared_norm(v)
