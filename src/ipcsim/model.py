@@ -1,15 +1,19 @@
-"""Static model, time-varying state, and a builder for scenes of tet-mesh bodies (x = J q with J = identity).
+"""Static model, time-varying state, and a builder for scenes of tet-mesh bodies and obstacles.
 
-Units: SI throughout (m, kg, s, Pa). Positions are (n, 3) float64 arrays, vertex-major when flattened.
+Units: SI throughout (m, kg, s, Pa). Positions are (n, 3) float64 arrays, vertex-major when flattened. The full
+vertex array holds the simulated body vertices first, then the obstacle vertices (massless, never unknowns: they
+follow the scene's ``Control``); see ``ipcsim.solvers.boundary`` for the unknowns-to-surface map.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .energies.neohookean import lame_parameters, rest_shape_data
 from .geometry.collision_mesh import CollisionMesh, Plane
+from .solvers.boundary import Control, NeumannLoad, PrescribedMotion, _time_range
 
 
 @dataclass
@@ -22,13 +26,16 @@ class Model:
         dm_inv: (m, 3, 3) float64 [1/m], inverse rest edge matrices.
         volume: (m,) float64 [m^3], rest volumes.
         mu, lam: (m,) float64 [Pa], Lame parameters per tet.
-        mass: (n,) float64 [kg], lumped vertex masses.
-        fixed: (n,) bool, Dirichlet vertices (held at their current position).
+        mass: (n,) float64 [kg], lumped vertex masses (0 for obstacle vertices).
+        fixed: (n,) bool, vertices held at their current position, obstacle vertices included (prescribed in
+            every step; Dirichlet sets with a time range are in ``control`` instead).
         collision_mesh: the scene's collision surface; its full_vertex_index maps into the n vertices.
         gravity: (3,) float64 [m/s^2].
         material_groups: (material name, tet indices (k,) int64) pairs covering all tets once; names are
             keys of ``ipcsim.energies.materials.MATERIALS`` (NH, SNH, FCR, LCR, LCR_LAGGED, LE).
         youngs_modulus: (m,) float64 [Pa] per tet (sets the default physical barrier stiffness).
+        is_obstacle: (n,) bool, obstacle vertices (static or kinematic; no tet, no mass).
+        control: prescribed motions (kinematic obstacles, Dirichlet sets) and Neumann loads.
     """
 
     rest_positions: np.ndarray
@@ -43,9 +50,16 @@ class Model:
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, -9.81, 0.0]))
     material_groups: list = field(default_factory=list)
     youngs_modulus: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    is_obstacle: np.ndarray | None = None
+    control: Control = field(default_factory=Control)
+
+    def __post_init__(self):
+        if self.is_obstacle is None:
+            self.is_obstacle = np.zeros(len(self.rest_positions), bool)
 
     @property
     def n_vertices(self) -> int:
+        """Number of vertices in the full array (bodies and obstacles)."""
         return len(self.rest_positions)
 
 
@@ -71,37 +85,94 @@ class _Body:
     velocity: np.ndarray
     fixed: np.ndarray
     material: str
+    angular_velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+
+@dataclass
+class _Obstacle:
+    vertices: np.ndarray
+    elements: np.ndarray  # (k, 3) faces or (k, 4) tets
+    linear_velocity: np.ndarray
+    angular_velocity: np.ndarray
+    center: np.ndarray
+    time_range: tuple
+
+
+def _placed(vertices, scale, rotation, translation) -> np.ndarray:
+    v = np.asarray(vertices, dtype=np.float64)
+    if v.ndim != 2 or v.shape[1] != 3 or not np.all(np.isfinite(v)):
+        raise ValueError(f"vertices must be a finite (k, 3) array, got shape {v.shape}")
+    v = v * float(scale)
+    if rotation is not None:
+        v = v @ np.asarray(rotation, dtype=np.float64).T
+    return v + np.asarray(translation, dtype=np.float64)
+
+
+def _vec3(value, name: str) -> np.ndarray:
+    a = np.asarray(value, dtype=np.float64)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be a finite 3-vector, got {value!r}")
+    return a
 
 
 class ModelBuilder:
-    """Assembles a Model from several tet-mesh bodies and half-space obstacles."""
+    """Assembles a Model from tet-mesh bodies, triangle/tet-mesh obstacles (static or kinematic), half-space
+    obstacles, Dirichlet vertex sets and Neumann loads."""
 
     def __init__(self, gravity=(0.0, -9.81, 0.0)):
         self._bodies: list[_Body] = []
+        self._obstacles: list[_Obstacle] = []
         self._planes: list[Plane] = []
+        self._dirichlet: list[tuple] = []
+        self._neumann: list[tuple] = []
         self.gravity = np.asarray(gravity, dtype=np.float64)
 
     def add_body(self, vertices, tets, *, density=1000.0, youngs_modulus=1e5, poisson_ratio=0.4,
-                 translation=(0.0, 0.0, 0.0), rotation=None, scale=1.0, velocity=(0.0, 0.0, 0.0), fixed=None,
-                 material="NH") -> int:
+                 translation=(0.0, 0.0, 0.0), rotation=None, scale=1.0, velocity=(0.0, 0.0, 0.0),
+                 angular_velocity=(0.0, 0.0, 0.0), fixed=None, material="NH") -> int:
         """Add a tet-mesh body; returns its id. vertices (k, 3) [m] are scaled, rotated (3x3), then translated.
 
-        material: NH, SNH, FCR, LCR, LCR_LAGGED or LE; density [kg/m^3]; youngs_modulus [Pa]; velocity [m/s];
-        fixed: (k,) bool Dirichlet mask (held in place).
+        material: NH, SNH, FCR, LCR, LCR_LAGGED or LE; density [kg/m^3]; youngs_modulus [Pa];
+        velocity [m/s] and angular_velocity [rad/s] (about the body's vertex centroid): the initial rigid
+        velocity; fixed: (k,) bool Dirichlet mask (held in place).
         """
         from .energies.materials import material_info
 
         material_info(material)
-        v = np.asarray(vertices, dtype=np.float64) * scale
-        if rotation is not None:
-            v = v @ np.asarray(rotation, dtype=np.float64).T
-        v = v + np.asarray(translation, dtype=np.float64)
+        v = _placed(vertices, scale, rotation, translation)
         fixed_mask = np.zeros(len(v), bool) if fixed is None else np.asarray(fixed, bool)
+        if fixed_mask.shape != (len(v),):
+            raise ValueError(f"body {len(self._bodies)}: fixed must be a ({len(v)},) bool mask")
         if density <= 0 or not np.isfinite(density):
             raise ValueError(f"body {len(self._bodies)}: density must be positive, got {density}")
         self._bodies.append(_Body(v, np.asarray(tets, np.int64), float(density), float(youngs_modulus),
-                                  float(poisson_ratio), np.asarray(velocity, np.float64), fixed_mask, material))
+                                  float(poisson_ratio), _vec3(velocity, "velocity"), fixed_mask, material,
+                                  _vec3(angular_velocity, "angular_velocity")))
         return len(self._bodies) - 1
+
+    def add_obstacle(self, vertices, elements, *, translation=(0.0, 0.0, 0.0), rotation=None, scale=1.0,
+                     velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), center=None,
+                     time_range=(0.0, math.inf)) -> int:
+        """Add a static or kinematic obstacle; returns its obstacle index (its collision body id is the
+        number of bodies plus this index).
+
+        Args:
+            vertices: (k, 3) [m], placed like ``add_body``.
+            elements: (f, 3) int triangles (an open or closed surface) or (t, 4) int tets (their boundary).
+            velocity: (3,) [m/s] linear velocity of ``center``; angular_velocity: (3,) [rad/s] about it.
+            center: (3,) [m] rotation center at time_range[0] (default: vertex centroid after placement).
+            time_range: (start, end) [s] during which the motion runs; the obstacle is static outside it.
+        The obstacle's vertices are not unknowns: at every step they move rigidly to their prescribed positions.
+        """
+        v = _placed(vertices, scale, rotation, translation)
+        e = np.asarray(elements, dtype=np.int64)
+        if e.ndim != 2 or e.shape[1] not in (3, 4) or len(e) == 0:
+            raise ValueError(f"obstacle {len(self._obstacles)}: elements must be (f, 3) triangles or (t, 4) "
+                             f"tets, got shape {e.shape}")
+        c = v.mean(axis=0) if center is None else _vec3(center, "center")
+        self._obstacles.append(_Obstacle(v, e, _vec3(velocity, "velocity"),
+                                         _vec3(angular_velocity, "angular_velocity"), c, _time_range(time_range)))
+        return len(self._obstacles) - 1
 
     def add_ground(self, height=0.0, normal=(0.0, 1.0, 0.0)) -> None:
         """A half-space obstacle {x : dot(x, n) >= height}."""
@@ -109,14 +180,49 @@ class ModelBuilder:
         n = n / np.linalg.norm(n)
         self._planes.append(Plane(origin=height * n, normal=n))
 
+    def add_dirichlet(self, body: int, *, box=None, indices=None, velocity=(0.0, 0.0, 0.0),
+                      angular_velocity=(0.0, 0.0, 0.0), center=None, time_range=(0.0, math.inf)) -> None:
+        """Prescribe a rigid motion on some vertices of a body during time_range [s] (free outside it).
+
+        Select by box ((3,) min, (3,) max) [m] on the placed vertices, or by indices (local to the body).
+        velocity [m/s], angular_velocity [rad/s] about center (default: centroid of the set at the start).
+        """
+        sel = self._select(body, box, indices, "add_dirichlet")
+        self._dirichlet.append((body, sel, _vec3(velocity, "velocity"),
+                                _vec3(angular_velocity, "angular_velocity"), center, _time_range(time_range)))
+
+    def add_neumann(self, body: int, force, *, box=None, indices=None, time_range=(0.0, math.inf)) -> None:
+        """Apply force (3,) [N] to each selected vertex of a body (box or local indices) during time_range [s]."""
+        sel = self._select(body, box, indices, "add_neumann")
+        self._neumann.append((body, sel, _vec3(force, "force"), _time_range(time_range)))
+
+    def _select(self, body, box, indices, what) -> np.ndarray:
+        if not 0 <= int(body) < len(self._bodies):
+            raise ValueError(f"{what}: no body {body} (the scene has {len(self._bodies)})")
+        v = self._bodies[body].vertices
+        if (box is None) == (indices is None):
+            raise ValueError(f"{what}: give exactly one of box and indices")
+        if box is not None:
+            lo, hi = (np.asarray(b, np.float64).reshape(3) for b in box)
+            sel = np.flatnonzero(np.all((v >= lo) & (v <= hi), axis=1))
+        else:
+            sel = np.unique(np.asarray(indices, np.int64).ravel())
+            if len(sel) and (sel[0] < 0 or sel[-1] >= len(v)):
+                raise ValueError(f"{what}: indices out of range for body {body} ({len(v)} vertices)")
+        if len(sel) == 0:
+            raise ValueError(f"{what}: the selection holds no vertex of body {body}")
+        return sel
+
     def finalize(self) -> tuple[Model, State]:
         """Build the Model and the initial State."""
         if not self._bodies:
             raise ValueError("the scene has no body")
         offsets = np.cumsum([0] + [len(b.vertices) for b in self._bodies])
-        x = np.vstack([b.vertices for b in self._bodies])
+        n_body = int(offsets[-1])
+        obs_offsets = n_body + np.cumsum([0] + [len(o.vertices) for o in self._obstacles])
+        x_body = np.vstack([b.vertices for b in self._bodies])
         tets = np.vstack([b.tets + o for b, o in zip(self._bodies, offsets)])
-        dm_inv, volume = rest_shape_data(x, tets)
+        dm_inv, volume = rest_shape_data(x_body, tets)
         mu = np.empty(len(tets))
         lam = np.empty(len(tets))
         density = np.empty(len(tets))
@@ -130,19 +236,43 @@ class ModelBuilder:
             young[start:stop] = b.youngs_modulus
             groups.setdefault(b.material, []).append(np.arange(start, stop, dtype=np.int64))
             start = stop
+        x = np.vstack([x_body] + [o.vertices for o in self._obstacles])
         mass = np.zeros(len(x))
         np.add.at(mass, tets.ravel(), np.repeat(density * volume / 4.0, 4))
-        if np.any(mass <= 0):
-            i = int(np.flatnonzero(mass <= 0)[0])
+        if np.any(mass[:n_body] <= 0):
+            i = int(np.flatnonzero(mass[:n_body] <= 0)[0])
             raise ValueError(f"vertex {i} belongs to no tet")
         meshes = [CollisionMesh.from_tet_mesh(b.vertices, b.tets, body=i) for i, b in enumerate(self._bodies)]
-        mesh = CollisionMesh.concatenate(meshes, full_offsets=offsets[:-1])
+        control = Control()
+        for j, o in enumerate(self._obstacles):
+            body_id = len(self._bodies) + j
+            if o.elements.shape[1] == 4:
+                meshes.append(CollisionMesh.from_tet_mesh(o.vertices, o.elements, body=body_id, is_obstacle=True))
+            else:
+                meshes.append(CollisionMesh.from_triangle_mesh(o.vertices, o.elements, body=body_id,
+                                                               is_obstacle=True))
+            if np.any(o.linear_velocity) or np.any(o.angular_velocity):
+                control.motions.append(PrescribedMotion(
+                    np.arange(obs_offsets[j], obs_offsets[j + 1]), o.linear_velocity, o.angular_velocity,
+                    o.center, o.time_range, obstacle=True))
+        for body, sel, vel, ang, center, trange in self._dirichlet:
+            idx = sel + offsets[body]
+            c = x[idx].mean(axis=0) if center is None else _vec3(center, "center")
+            control.motions.append(PrescribedMotion(idx, vel, ang, c, trange, obstacle=False))
+        for body, sel, force, trange in self._neumann:
+            control.loads.append(NeumannLoad(sel + offsets[body], force, trange))
+        mesh = CollisionMesh.concatenate(meshes, full_offsets=np.concatenate([offsets[:-1], obs_offsets[:-1]]))
         mesh.planes = list(self._planes)
-        model = Model(x.copy(), tets, dm_inv, volume, mu, lam, mass,
-                      np.concatenate([b.fixed for b in self._bodies]), mesh, self.gravity.copy(),
-                      [(name, np.concatenate(idx)) for name, idx in groups.items()], young)
-        v = np.vstack([np.broadcast_to(b.velocity, b.vertices.shape) for b in self._bodies])
-        return model, State(x.copy(), v.copy(), 0.0)
+        is_obstacle = np.zeros(len(x), bool)
+        is_obstacle[n_body:] = True
+        fixed = np.concatenate([b.fixed for b in self._bodies] + [np.ones(len(x) - n_body, bool)])
+        model = Model(x.copy(), tets, dm_inv, volume, mu, lam, mass, fixed, mesh, self.gravity.copy(),
+                      [(name, np.concatenate(idx)) for name, idx in groups.items()], young, is_obstacle, control)
+        v = np.zeros_like(x)
+        for b, o in zip(self._bodies, offsets):
+            r = b.vertices - b.vertices.mean(axis=0)
+            v[o:o + len(b.vertices)] = b.velocity + np.cross(b.angular_velocity, r)
+        return model, State(x.copy(), v, 0.0)
 
 
 def box_tet_mesh(size=(1.0, 1.0, 1.0), resolution=(4, 4, 4)) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,163 @@
+"""Prescribed motions (kinematic obstacles, Dirichlet sets), Neumann loads and the unknowns-to-surface map.
+
+Every vertex of a scene lives in one full position array x (n, 3) [m]: simulated body vertices and obstacle
+vertices alike. A vertex is *prescribed* during a step when it belongs to an obstacle (static or kinematic),
+is held fixed, or belongs to a Dirichlet set active during the step; all other vertices are the unknowns q.
+With P the selection of the free coordinates and S the selection of the collision vertices,
+
+    x = P q + x_prescribed,        x_surface = S x = S P q + S x_prescribed
+
+(``DofMap``): contact quantities computed on the surface are pulled back with S^T (gradients) and
+S^T H S (Hessians), and the solver then keeps only the free rows/columns. Prescribed vertices move from their
+start-of-step positions to their targets along straight lines together with the unknowns (see
+``ImplicitEulerSolver.step``), so CCD sees every trajectory as linear.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def rotation_matrix(rotation_vector) -> np.ndarray:
+    """Rodrigues rotation (3, 3) for a rotation vector (3,) [rad] (axis times angle)."""
+    w = np.asarray(rotation_vector, dtype=np.float64).reshape(3)
+    theta = float(np.linalg.norm(w))
+    if theta == 0.0:
+        return np.eye(3)
+    k = w / theta
+    kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + math.sin(theta) * kx + (1.0 - math.cos(theta)) * (kx @ kx)
+
+
+def _time_range(time_range) -> tuple[float, float]:
+    t0, t1 = (float(t) for t in time_range)
+    if not (t0 <= t1) or math.isnan(t0) or math.isnan(t1):
+        raise ValueError(f"time_range must be (start, end) with start <= end [s], got {time_range}")
+    return t0, t1
+
+
+@dataclass
+class PrescribedMotion:
+    """A rigid motion imposed on a vertex set during a time range.
+
+    Attributes:
+        vertices: (k,) int64, full-vertex indices.
+        linear_velocity: (3,) [m/s], velocity of the rotation center.
+        angular_velocity: (3,) [rad/s], about the moving center.
+        center: (3,) [m], rotation center at time time_range[0].
+        time_range: (start, end) [s]; outside it the vertices are not moved by this motion.
+        obstacle: True for obstacle vertices (always prescribed, static outside the range); False for
+            Dirichlet sets of simulated bodies (free outside the range).
+    """
+
+    vertices: np.ndarray
+    linear_velocity: np.ndarray
+    angular_velocity: np.ndarray
+    center: np.ndarray
+    time_range: tuple[float, float] = (0.0, math.inf)
+    obstacle: bool = False
+
+    def active_time(self, t0: float, t1: float) -> float:
+        """Length [s] of [t0, t1] inside the time range."""
+        a, b = self.time_range
+        return max(0.0, min(t1, b) - max(t0, a))
+
+    def is_active(self, t0: float, t1: float) -> bool:
+        """True when the motion prescribes its vertices during the step [t0, t1] [s]."""
+        a, b = self.time_range
+        return self.obstacle or (a <= t0 and t1 <= b + 1e-12 * max(1.0, abs(b)))
+
+    def center_at(self, t: float) -> np.ndarray:
+        """Rotation center (3,) [m] at time t [s]."""
+        a, _ = self.time_range
+        return self.center + self.linear_velocity * self.active_time(a, t) if t > a else self.center.copy()
+
+    def advance(self, x: np.ndarray, t0: float, t1: float) -> np.ndarray:
+        """Positions (k, 3) [m] at t1 of the vertices that are at x (k, 3) at t0."""
+        tau = self.active_time(t0, t1)
+        if tau == 0.0:
+            return x.copy()
+        c0 = self.center_at(t0)
+        r = rotation_matrix(self.angular_velocity * tau)
+        return c0 + self.linear_velocity * tau + (x - c0) @ r.T
+
+
+@dataclass
+class NeumannLoad:
+    """A force [N] applied to each vertex of a set during a time range [s]."""
+
+    vertices: np.ndarray
+    force: np.ndarray
+    time_range: tuple[float, float] = (0.0, math.inf)
+
+    def is_active(self, t: float) -> bool:
+        """True when the load acts at time t [s] (the end of the step, implicit Euler)."""
+        a, b = self.time_range
+        return a <= t <= b
+
+
+@dataclass
+class Control:
+    """Prescribed motions and loads of a scene (built by ``ModelBuilder``)."""
+
+    motions: list[PrescribedMotion] = field(default_factory=list)
+    loads: list[NeumannLoad] = field(default_factory=list)
+
+    def prescribed_mask(self, base: np.ndarray, t0: float, t1: float) -> np.ndarray:
+        """(n,) bool: base (fixed and obstacle vertices) plus the Dirichlet sets active during [t0, t1]."""
+        mask = np.asarray(base, bool).copy()
+        for m in self.motions:
+            if m.is_active(t0, t1):
+                mask[m.vertices] = True
+        return mask
+
+    def targets(self, x: np.ndarray, t0: float, t1: float) -> np.ndarray:
+        """Full positions (n, 3) [m] at t1: prescribed vertices moved by their motions, the rest copied."""
+        out = np.array(x, dtype=np.float64, copy=True)
+        for m in self.motions:
+            if m.is_active(t0, t1):
+                out[m.vertices] = m.advance(out[m.vertices], t0, t1)
+        return out
+
+    def external_forces(self, n_vertices: int, t: float) -> np.ndarray:
+        """(n, 3) [N] Neumann forces acting at time t [s]."""
+        f = np.zeros((n_vertices, 3))
+        for load in self.loads:
+            if load.is_active(t):
+                f[load.vertices] += load.force
+        return f
+
+
+class DofMap:
+    """The map between the full positions x (n, 3) [m] and the collision surface (n_surface, 3) [m].
+
+    x_surface = S x with S the selection ``mesh.full_vertex_index``; obstacle vertices are rows of x that
+    are never unknowns (``prescribed``), so x = P q + x_prescribed and x_surface = S P q + S x_prescribed.
+    """
+
+    def __init__(self, full_vertex_index: np.ndarray, n_vertices: int):
+        self.index = np.asarray(full_vertex_index, np.int64)
+        self.n_vertices = int(n_vertices)
+        rows = (3 * self.index[:, None] + np.arange(3)).ravel()
+        self.S = sp.csr_matrix((np.ones(rows.size), (np.arange(rows.size), rows)),
+                               shape=(rows.size, 3 * self.n_vertices))
+
+    def surface(self, x: np.ndarray) -> np.ndarray:
+        """x_surface (n_surface, 3) [m] from full positions x (n, 3) [m]."""
+        return x[self.index]
+
+    def pull_gradient(self, g_surface: np.ndarray) -> np.ndarray:
+        """S^T g: a surface gradient (3 n_surface,) to the full coordinates (3 n,)."""
+        return self.S.T @ g_surface
+
+    def pull_hessian(self, h_surface: sp.spmatrix) -> sp.csr_matrix:
+        """S^T H S: a surface Hessian (3 n_surface)^2 to the full coordinates (3 n)^2."""
+        return (self.S.T @ h_surface @ self.S).tocsr()
+
+    @staticmethod
+    def free_coordinates(prescribed: np.ndarray) -> np.ndarray:
+        """(3 n,) bool, the coordinates of the unknowns q given the prescribed-vertex mask (n,)."""
+        return ~np.repeat(np.asarray(prescribed, bool), 3)
