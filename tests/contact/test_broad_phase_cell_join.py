@@ -171,3 +171,54 @@ def test_parallel_join_equals_serial(threads, guess, monkeypatch):
         if guess is not None:
             cell_join._GUESS[(len(q[0]), len(e_[0]), self_query)] = guess
         np.testing.assert_array_equal(cell_join.cell_pairs6(q, e, self_query), reference(q, e_, self_query))
+
+
+@pytest.mark.parametrize("self_query", [False, True])
+def test_bucket_entries_are_in_sweep_order(self_query):
+    rng = np.random.default_rng(31)
+    q, e = box_sets(rng, 300, 300, 1.0, 0.2, kq=2, ke=2 if self_query else 3)
+    e = q if self_query else e
+    h = cell_join.choose_cell_size(q[0], e[0])
+    for grid in cell_join._grids(q, e, self_query, h)[::2]:
+        start, box, ids, slo, shi = grid[0], grid[1], grid[2], grid[7], grid[8]
+        assert np.all(slo <= shi)
+        for b in range(len(start) - 1):
+            seg = slo[start[b]:start[b + 1]]
+            assert np.all(np.diff(seg) >= 0), f"bucket {b} not in sweep order"
+        # the stored bins follow the box sides along one axis: a larger bin means a larger coordinate
+        def separates(bins, coord):
+            values = np.unique(bins)
+            top = np.array([coord[bins == v].max() for v in values])
+            bottom = np.array([coord[bins == v].min() for v in values])
+            return len(values) > 5 and np.all(top[:-1] < bottom[1:])
+
+        assert any(separates(slo, box[:, a]) and separates(shi, box[:, 3 + a]) for a in range(3))
+
+
+@pytest.mark.parametrize("self_query", [False, True])
+@pytest.mark.parametrize("cell_size", [0.0, 0.25, 1.0])
+def test_touching_and_tied_boxes_on_a_lattice(self_query, cell_size):
+    # lattice coordinates: many boxes share their lower sweep coordinate, and many touch exactly
+    # (hi of one == lo of the other), the boundary of the sweep's stopping test
+    rng = np.random.default_rng(32)
+
+    def one(n, k):
+        lo = rng.integers(0, 8, (n, 3)) * 0.25
+        box = np.hstack([lo, lo + rng.integers(0, 3, (n, 3)) * 0.25])
+        return box, rng.integers(0, 4 * n, (n, k)).astype(np.int64), rng.random(n) < 0.2
+
+    q, e = one(250, 2), one(250, 2 if self_query else 3)
+    got = cell_join.cell_pairs6(q, e, self_query, cell_size)
+    ref = reference(q, q if self_query else e, self_query)
+    np.testing.assert_array_equal(got, ref)
+    touching = np.any(q[0][:, None, 3:] == (q if self_query else e)[0][None, :, :3])
+    assert touching and len(ref) > 500
+
+
+def test_sweep_bin_is_monotone_and_clamped():
+    sweep = (1.0, 10.0, 50.0)  # origin 1 m, 10 bins per m, 50 bins
+    x = np.concatenate([[-1e300, -5.0, 0.999, 1.0], np.linspace(1.0, 7.0, 601), [1e300, np.inf]])
+    bins = np.array([cell_join._sweep_bin(v, sweep) for v in x])
+    assert np.all(np.diff(bins) >= 0)
+    assert bins.min() == 0 and bins.max() == 49
+    assert cell_join._sweep_bin(1.25, sweep) == 2

@@ -19,18 +19,20 @@ projected to PSD per stencil when asked (``psd.py``), then scattered (``sparse.p
 """
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
 from numba import get_num_threads, njit, prange
 
 from . import psd
-from .barrier_stencils import local_gradient, local_hessian, local_value
+from .barrier_stencils import FORM_BARRIER, FORM_PARALLEL, local_gradient, local_hessian, local_value
 from .collisions_data import EE, EV, FV, PV, STENCIL_SIZE, VV
 from .distance.edge_edge import edge_edge_distance_squared
 from .distance.point_line import point_line_distance_squared
 from .distance.point_plane import point_plane_distance_squared
 from .distance.point_point import point_point_distance_squared
+from .distance.types import EA_EB
 from .sparse import UPPER_BLOCK, assemble_symmetric_block_csr
 
 
@@ -126,12 +128,34 @@ def _gradient_serial(st, geo, sc, local):
 
 
 @njit(cache=True)
-def _project_local(kind, v, x, h, c1, c2, method, ws):
+def _unit_normal(kind, v, x):
+    """Unit normal (3-tuple) of triangle (v1, v2, v3) (FV) or of ea x eb (EE); ok=False if degenerate."""
+    if kind == FV:
+        a, b, c = v[1], v[2], v[3]
+        u = (x[b, 0] - x[a, 0], x[b, 1] - x[a, 1], x[b, 2] - x[a, 2])
+        w = (x[c, 0] - x[a, 0], x[c, 1] - x[a, 1], x[c, 2] - x[a, 2])
+    else:
+        u = (x[v[1], 0] - x[v[0], 0], x[v[1], 1] - x[v[0], 1], x[v[1], 2] - x[v[0], 2])
+        w = (x[v[3], 0] - x[v[2], 0], x[v[3], 1] - x[v[2], 1], x[v[3], 2] - x[v[2], 2])
+    n = (u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0])
+    nn = math.sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2])
+    if not nn > 0.0:
+        return False, (0.0, 0.0, 0.0)
+    return True, (n[0] / nn, n[1] / nn, n[2] / nn)
+
+
+@njit(cache=True)
+def _project_local(kind, v, dtype, x, h, c1, c2, form, method, ws):
     """Project the local Hessian h[:3k, :3k] to PSD in place (``psd`` module).
 
-    'analytic': plane-vertex: rank one, clamp its trace; vertex-vertex: closed-form eigensystem from
-    (c1, c2) = kappa s w (b'', b'); others: unchanged if PSD up to round-off (``psd.is_psd_within``),
-    else the exact translation-reduced eigenvalue clamp. 'clamp' / 'abs': full eigen-decomposition.
+    'analytic' (every branch equals the eigenvalue clamp up to round-off):
+    plane-vertex: rank one, clamp its trace; vertex-vertex: closed-form eigensystem from
+    (c1, c2) = kappa s w (b'', b'); point-triangle (P_T) and line-line (EA_EB) barrier Hessians:
+    the <= 5-dimensional normal/tangent subspace (``psd.project_normal_tangent``); exactly parallel
+    mollified edges (form FORM_PARALLEL): h = c1 H_c with H_c PSD, so h is kept (c1 >= 0) or zeroed;
+    other barrier-form stencils (never PSD: c2 H_d is indefinite and c1 g g^T is rank one): the
+    translation-reduced eigenvalue clamp; mollified edges: unchanged if PSD up to round-off
+    (``psd.is_psd_within``), else the translation-reduced clamp. 'clamp' / 'abs': full eigen-decomposition.
     """
     if method == psd.PROJECT_NONE:
         return
@@ -148,6 +172,23 @@ def _project_local(kind, v, x, h, c1, c2, method, ws):
     if kind == VV:
         u = (x[v[0], 0] - x[v[1], 0], x[v[0], 1] - x[v[1], 1], x[v[0], 2] - x[v[1], 2])
         psd.project_vertex_vertex_closed_form(h, c1, c2, u, method)
+        return
+    if form == FORM_PARALLEL:
+        if c1 < 0.0:
+            for i in range(12):
+                for j in range(12):
+                    h[i, j] = 0.0
+        return
+    if form == FORM_BARRIER:
+        if kind == FV or (kind == EE and dtype == EA_EB):
+            ok, nrm = _unit_normal(kind, v, x)
+            if ok:
+                if kind == FV:
+                    psd.project_normal_tangent(h, nrm, 2, 3, method, ws)
+                else:
+                    psd.project_normal_tangent(h, nrm, 1, 3, method, ws)
+                return
+        psd.project_translation_invariant(h, k, method, ws)
         return
     if psd.is_psd_within(h, 3 * k, psd.PSD_REL_TOL, ws[1], ws[3]):
         return
@@ -179,10 +220,10 @@ def _hessian_range(st, geo, sc, method, lo, hi, upper, nverts):
     h = np.empty((12, 12))
     ws = psd.make_workspace()
     for c in range(lo, hi):
-        active, c1, c2 = local_hessian(kind[c], verts[c], prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n,
-                                       sc[0], sc[1] * weight[c], h, g)
+        active, c1, c2, form = local_hessian(kind[c], verts[c], prims[c, 0], dtype[c], eps_x[c], x, plane_o,
+                                             plane_n, sc[0], sc[1] * weight[c], h, g)
         if active:
-            _project_local(kind[c], verts[c], x, h, c1, c2, method, ws)
+            _project_local(kind[c], verts[c], dtype[c], x, h, c1, c2, form, method, ws)
         k = STENCIL_SIZE[kind[c]]
         _store_upper(h, k, upper[c])
         nverts[c] = k

@@ -175,6 +175,16 @@ def stencil_d2(kind, v, plane, dtype, x, plane_o, plane_n, g):
 
 
 # ---------------------------------------------------------------------------- barrier per stencil
+#: Structure of a local Hessian returned by ``local_hessian`` (used by the exact projections):
+#: FORM_GENERAL: no known structure (mollified edge-edge, or inactive);
+#: FORM_BARRIER: h = c1 g g^T + c2 H_d (non-mollified: c1 = sw b'', c2 = sw b');
+#: FORM_PARALLEL: mollified edge-edge with exactly parallel edges (|ea x eb|^2 == 0): m = 0 and
+#: grad c_x = 0, so h = c4 H_c (c4 = sw b m' returned as c1) with H_c = Hess |ea x eb|^2 PSD
+#: (c_x >= 0 attains its minimum there).
+FORM_GENERAL = 0
+FORM_BARRIER = 1
+FORM_PARALLEL = 2
+
 @njit(cache=True)
 def local_value(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, g):
     """sw * m * b of one stencil (g: (12,) scratch)."""
@@ -222,8 +232,9 @@ def local_gradient(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw,
 def local_hessian(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, h, g):
     """Writes Hess P_c into h[:3k, :3k] (zeros when inactive); g: (12,) scratch.
 
-    Returns (active, c1, c2): for an active non-mollified stencil h = c1 g g^T + c2 H_d with
-    c1 = sw b'', c2 = sw b' (used by the closed-form projections); c1 = c2 = 0 otherwise.
+    Returns (active, c1, c2, form), form one of FORM_GENERAL / FORM_BARRIER / FORM_PARALLEL (see
+    there): for an active non-mollified stencil h = c1 g g^T + c2 H_d with c1 = sw b'', c2 = sw b';
+    for exactly parallel mollified edges h = c1 H_c (c2 = 0); c1 = c2 = 0 otherwise.
     """
     n = 3 * (2 if kind == VV else 3 if kind == EV else 1 if kind == PV else 4)
     d2 = stencil_d2_gradient(kind, v, plane, dtype, x, plane_o, plane_n, g)
@@ -231,7 +242,7 @@ def local_hessian(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, 
         for i in range(n):
             for j in range(n):
                 h[i, j] = 0.0
-        return False, 0.0, 0.0
+        return False, 0.0, 0.0, FORM_GENERAL
     stencil_d2_hessian(kind, v, plane, dtype, x, plane_n, h)
     b, db, d2b = barrier_and_derivatives(d2, dhat2)
     if kind == EE:
@@ -254,11 +265,13 @@ def local_hessian(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, 
                 for j in range(12):
                     h[i, j] = c2 * h[i, j] + a1 * g[j] + a2 * gc[j]
             add_cross_squarednorm_hessian(h, c4, u, vv, nn)
-            return True, 0.0, 0.0
+            if c == 0.0:
+                return True, c4, 0.0, FORM_PARALLEL
+            return True, 0.0, 0.0, FORM_GENERAL
     c1 = sw * d2b
     c2 = sw * db
     for i in range(n):
         a1 = c1 * g[i]
         for j in range(n):
             h[i, j] = c2 * h[i, j] + a1 * g[j]
-    return True, c1, c2
+    return True, c1, c2, FORM_BARRIER

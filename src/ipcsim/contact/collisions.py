@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .broad_phase.threads import numba_threads, threads_for
 from .collisions_data import EE, EV, FV, PV, VV, Collisions
 from .distance import types as dt
 from .distance.edge_edge import edge_edge_distance_squared
@@ -476,8 +477,9 @@ def build_collisions(mesh, x, dhat: float, candidates=None, use_area_weighting: 
     rd = np.empty(n_total, np.int64)
     rw = np.empty(n_total, np.float64)
     re = np.empty(n_total, np.float64)
-    _classify(x, rest, edges, faces, face_edges, vareas, eareas, vv, ev, ee, vf, pv, plane_o, plane_n,
-              dhat2, area_w, rk, ri, rd, rw, re)
+    with numba_threads(threads_for(n_main)):  # small inputs: one thread (see broad_phase.threads)
+        _classify(x, rest, edges, faces, face_edges, vareas, eareas, vv, ev, ee, vf, pv, plane_o, plane_n,
+                  dhat2, area_w, rk, ri, rd, rw, re)
     if extra is not None:
         ev_vv, ee_ev, fv_ev, fv_vv, vvadj, ve, _ = extra
         r = n_main

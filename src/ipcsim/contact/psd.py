@@ -22,7 +22,16 @@ Structure used by ``analytic`` (exact, no approximation):
    (``project_vertex_vertex_closed_form``, no eigen-solver).
 3. Plane-vertex: H = (4 b'' s^2 + 2 b') n n^T is rank one (s the signed distance, n the unit
    normal); projecting it clamps one scalar.
-4. Already PSD (up to round-off): ``is_psd_within`` (diagonally pivoted Cholesky, O(r n^2) for
+4. Point-triangle (P_T) and line-line (EA_EB) barrier Hessians h = c1 g g^T + c2 H_d, d2 = s^2
+   with s the signed distance along a unit normal n (triangle normal / ea x eb): tangential motions
+   of the 4 vertices keep the plane (the lines' parallel planes), so s is constant on that affine
+   set; h's tangent-tangent block vanishes and range(h) lies in the span of n on each vertex plus
+   at most 2 tangent directions (derivatives of the barycentric weights), i.e. <= 5 dimensions
+   after removing the translation: a 5 x 5 eigenproblem instead of 9 x 9
+   (``project_normal_tangent``; the low-rank idea of GIPC, Huang et al. 2024, kept exact).
+5. Exactly parallel mollified edges: m = 0 and grad c_x = 0, so h = c4 Hess|ea x eb|^2, PSD for
+   c4 >= 0 (kept) and negative semi-definite otherwise (zeroed) (``barrier_potential``).
+6. Already PSD (up to round-off): ``is_psd_within`` (diagonally pivoted Cholesky, O(r n^2) for
    rank r, handles the singular translation-invariant matrices) leaves H unchanged; the clamp
    would change it by at most n * PSD_REL_TOL * max(diag H). Typical case: nearly parallel
    (mollified) edges, whose Hessian is dominated by b m' Hess|ea x eb|^2, PSD of rank 2.
@@ -437,3 +446,109 @@ def project_to_psd(h: np.ndarray, method: str = "clamp") -> np.ndarray:
     h = 0.5 * (h + h.T)
     project_full(h, h.shape[0], code, make_workspace())
     return h
+
+
+# ---------------------------------------------------------------------------- normal/tangent split
+@njit(cache=True)
+def project_normal_tangent(h, nrm, ia, ib, method, ws):
+    """Exact PSD projection, in place, of a (12, 12) point-plane or line-line barrier Hessian.
+
+    Applies to h = c1 g g^T + c2 H_d (non-mollified), d2 = s^2 with s the signed distance along the
+    unit normal ``nrm`` (3-tuple) of the triangle (point-triangle, P_T) or of ea x eb (edge-edge,
+    EA_EB). Derivation (module doc of ``psd``, item 4):
+
+    * moving the 4 vertices tangentially (perpendicular to ``nrm``) keeps the plane (the two
+      parallel planes of the lines), so s is constant on that 8-dimensional affine set: the
+      tangent-tangent block of Hess s is zero and grad s lies in the "normal" span N of the
+      vectors n_a = nrm on vertex a (a = 0..3);
+    * hence h's tangent-tangent block is zero and range(h) lies in N + T with T the tangent parts
+      of h n_a. d s / d(normal motion of a) is a barycentric weight (1, -beta_0, -beta_1, -beta_2
+      for point-triangle, -(1-ta), -ta, 1-tb, tb up to sign for line-line) whose weights sum to a
+      constant, so T is spanned by the tangent parts of h n_ia and h n_ib (ia, ib = 2, 3 for
+      point-triangle, 1, 3 for line-line): dim T <= 2.
+
+    With W (12, m <= 5) an orthonormal basis of (N minus the translation) + T, h = W M W^T with
+    M = W^T h W (m, m), and clamping M's eigenvalues clamps h's: h+ = W M+ W^T.
+    ws: ``make_workspace()`` tuple.
+    """
+    if method == PROJECT_NONE:
+        return
+    r_mat, ws_a, ws_z, ws_w, ws_e, wmat = ws
+    n0, n1, n2 = nrm
+    b = _B4
+    for j in range(3):
+        for a in range(4):
+            wmat[3 * a, j] = b[a, j] * n0
+            wmat[3 * a + 1, j] = b[a, j] * n1
+            wmat[3 * a + 2, j] = b[a, j] * n2
+    hmax = 0.0
+    for i in range(12):
+        for j in range(12):
+            if abs(h[i, j]) > hmax:
+                hmax = abs(h[i, j])
+    m = 3
+    for idx in (ia, ib):
+        for i in range(12):  # candidate column: tangent part of h n_idx
+            wmat[i, m] = h[i, 3 * idx] * n0 + h[i, 3 * idx + 1] * n1 + h[i, 3 * idx + 2] * n2
+        # the tangent part can be orders of magnitude smaller than h n_idx: remove the normal
+        # components and the previous tangent columns twice (re-orthogonalisation), so the
+        # normalised column is orthogonal to N and to T to round-off relative to itself
+        for _ in range(2):
+            for a in range(4):
+                s = wmat[3 * a, m] * n0 + wmat[3 * a + 1, m] * n1 + wmat[3 * a + 2, m] * n2
+                wmat[3 * a, m] -= s * n0
+                wmat[3 * a + 1, m] -= s * n1
+                wmat[3 * a + 2, m] -= s * n2
+            for j in range(3, m):
+                s = 0.0
+                for i in range(12):
+                    s += wmat[i, j] * wmat[i, m]
+                for i in range(12):
+                    wmat[i, m] -= s * wmat[i, j]
+        nn = 0.0
+        for i in range(12):
+            nn += wmat[i, m] * wmat[i, m]
+        nn = math.sqrt(nn)
+        # a residual at round-off level carries no part of range(h) above 1e-13 max|h|: drop it
+        if nn > 1e-13 * hmax:
+            inv = 1.0 / nn
+            for i in range(12):
+                wmat[i, m] *= inv
+            m += 1
+    subspace_project(h, 12, m, method, ws)
+
+
+@njit(cache=True)
+def subspace_project(h, n, m, method, ws):
+    """h[:n, :n] <- W clamp(W^T h W) W^T for W = ws[5][:n, :m] with orthonormal columns spanning
+    range(h) (then this is h's exact eigenvalue projection). m <= 12."""
+    r_mat, ws_a, ws_z, ws_w, ws_e, wmat = ws
+    for i in range(n):  # h W into ws_a
+        for j in range(m):
+            s = 0.0
+            for k in range(n):
+                s += h[i, k] * wmat[k, j]
+            ws_a[i, j] = s
+    for i in range(m):
+        for j in range(i + 1):
+            s = 0.0
+            t = 0.0
+            for k in range(n):
+                s += wmat[k, i] * ws_a[k, j]
+                t += wmat[k, j] * ws_a[k, i]
+            r_mat[i, j] = 0.5 * (s + t)
+            r_mat[j, i] = r_mat[i, j]
+    project_symmetric_inplace(r_mat, m, method, ws_a, ws_z, ws_w, ws_e)
+    for i in range(n):  # W M+ into ws_a
+        for j in range(m):
+            s = 0.0
+            for k in range(m):
+                s += wmat[i, k] * r_mat[k, j]
+            ws_a[i, j] = s
+    for i in range(n):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(m):
+                s += ws_a[i, k] * wmat[j, k]
+            h[i, j] = s
+            h[j, i] = s

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from numba import njit, prange
 
+from ..broad_phase.threads import numba_threads, threads_for
 from ..collisions_data import EE, EV, FV, VV
 from .additive import CONSERVATIVE_RESCALING, MAX_ITERATIONS, additive_ccd, point_plane_ccd, stencil_size
 
@@ -238,8 +238,9 @@ def compute_collision_free_stepsize(
         alpha = earliest_plane_toi(pv, origins, normals, x0, x1, min_distance, s)
     m = len(vf) + len(ee) + len(ev) + len(vv)
     if m and alpha > 0.0:
-        n_chunks = max(1, min(m, numba.get_num_threads() * _CHUNKS_PER_THREAD))
         faces, edges = _connectivity(mesh)
-        alpha = earliest_candidate_toi(vf, ee, ev, vv, faces, edges, x0, x1, min_distance, s, int(max_iterations),
-                                       n_chunks, alpha)
+        with numba_threads(threads_for(m)) as threads:  # small inputs: one thread (see broad_phase.threads)
+            n_chunks = max(1, min(m, threads * _CHUNKS_PER_THREAD))
+            alpha = earliest_candidate_toi(vf, ee, ev, vv, faces, edges, x0, x1, min_distance, s,
+                                           int(max_iterations), n_chunks, alpha)
     return float(alpha)
