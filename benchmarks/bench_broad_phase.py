@@ -1,4 +1,4 @@
-"""Broad-phase timings: ipcsim's cell join and hash grid vs ipctk's broad phases.
+"""Broad-phase timings: ipcsim's cell join vs ipctk's broad phases.
 
 Scenes: two 100 x 100-vertex unit-square sheets at z = 0 and z = 0.5e-3 (20,000 vertices), d-hat = 1e-3;
 and (when ../shared/data is there) bunny.msh on a copy of itself, as in bench_contact.py.
@@ -85,7 +85,6 @@ def scene(name: str, mesh: CollisionMesh, dhat: float) -> None:
         "ipcsim cell join, r = dhat": lambda: build_candidates(mesh, x, None, dhat),
         "ipcsim cell join, r = dhat/2": lambda: build_candidates(mesh, x, None, 0.5 * dhat),
         "ipcsim cell join, trajectory, r = dhat": lambda: build_candidates(mesh, x, x1, dhat),
-        "ipcsim hash grid, r = dhat": lambda: build_candidates(mesh, x, None, dhat, method="hash_grid"),
     }
     c = build_candidates(mesh, x, None, dhat)
     print(f"ipcsim candidates: vf={len(c.vf)} ee={len(c.ee)}")

@@ -120,8 +120,8 @@ def test_numba_boxes_equal_numpy_boxes():
     np.testing.assert_array_equal(simplex_boxes6(vbox, faces), np.hstack([flo, fhi]))
 
 
-def test_tuple_api_matches_grid_pairs():
-    from ipcsim.contact.broad_phase.hash_grid import grid_pairs
+def test_tuple_api_matches_brute_force_pairs():
+    from ipcsim.contact.broad_phase.brute_force import brute_force_pairs
 
     rng = np.random.default_rng(28)
     q, e = box_sets(rng, 200, 300, 1.0, 0.1, kq=2, ke=3)
@@ -129,7 +129,7 @@ def test_tuple_api_matches_grid_pairs():
     for self_query in (False, True):
         e_ = q if self_query else e
         np.testing.assert_array_equal(cell_join.cell_pairs(as_tuple(q), as_tuple(e_), self_query),
-                                      grid_pairs(as_tuple(q), as_tuple(e_), self_query))
+                                      brute_force_pairs(as_tuple(q), as_tuple(e_), self_query))
 
 
 def test_empty_sides():

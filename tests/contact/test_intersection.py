@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from ipcsim.contact.broad_phase import hash_grid
+from ipcsim.contact.broad_phase import cell_join
 from ipcsim.contact.intersection import (
     IntersectionError,
     check_no_intersections,
@@ -154,7 +154,7 @@ def ipctk_pairs(mesh, x) -> set:
     elo, ehi = x[mesh.edges].min(1), x[mesh.edges].max(1)
     flo, fhi = x[mesh.faces].min(1), x[mesh.faces].max(1)
     no = np.zeros(len(mesh.edges), bool), np.zeros(len(mesh.faces), bool)
-    pairs = hash_grid.grid_pairs((elo, ehi, mesh.edges, no[0]), (flo, fhi, mesh.faces, no[1]), False)
+    pairs = cell_join.cell_pairs((elo, ehi, mesh.edges, no[0]), (flo, fhi, mesh.faces, no[1]), False)
     return {(e, f) for e, f in pairs.tolist()
             if ipctk.is_edge_intersecting_triangle(x[mesh.edges[e, 0]], x[mesh.edges[e, 1]], *x[mesh.faces[f]])}
 

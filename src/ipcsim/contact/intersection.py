@@ -22,7 +22,7 @@ import numba as nb
 import numpy as np
 
 from .broad_phase.boxes import simplex_boxes, vertex_boxes
-from .broad_phase.hash_grid import grid_pairs
+from .broad_phase.cell_join import cell_pairs
 
 _EPS = 2.0**-53
 _O3D_ERRBOUND = (7.0 + 56.0 * _EPS) * _EPS  # Shewchuk, "Adaptive precision floating-point ..." (1997)
@@ -216,7 +216,7 @@ def find_intersections(mesh, x, max_count: int | None = None) -> np.ndarray:
     vlo, vhi = vertex_boxes(x, None, 0.0)
     elo, ehi = simplex_boxes(vlo, vhi, mesh.edges)
     flo, fhi = simplex_boxes(vlo, vhi, mesh.faces)
-    pairs = grid_pairs((elo, ehi, mesh.edges, mesh.edge_is_obstacle), (flo, fhi, mesh.faces, mesh.face_is_obstacle),
+    pairs = cell_pairs((elo, ehi, mesh.edges, mesh.edge_is_obstacle), (flo, fhi, mesh.faces, mesh.face_is_obstacle),
                        False)
     if len(pairs) == 0:
         return pairs

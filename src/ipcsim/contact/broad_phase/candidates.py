@@ -26,9 +26,8 @@ import numpy as np
 from .boxes import plane_vertex_mask, simplex_boxes6, vertex_boxes6
 from .brute_force import brute_force_pairs
 from .cell_join import cell_pairs6
-from .hash_grid import grid_pairs
 
-METHODS = ("auto", "cell_join", "hash_grid", "brute_force")
+METHODS = ("auto", "cell_join", "brute_force")
 
 
 def _empty_pairs() -> np.ndarray:
@@ -77,9 +76,7 @@ def _pairs(method: str, queries: tuple, elements: tuple, self_query: bool) -> np
         return cell_pairs6(queries, elements, self_query)
     q = (queries[0][:, :3], queries[0][:, 3:], queries[1], queries[2])
     e = (elements[0][:, :3], elements[0][:, 3:], elements[1], elements[2])
-    if method == "brute_force":
-        return brute_force_pairs(q, e, self_query)
-    return grid_pairs(q, e, self_query)
+    return brute_force_pairs(q, e, self_query)
 
 
 def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: str = "auto") -> Candidates:
@@ -90,8 +87,8 @@ def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: s
         x0: (n_vertices, 3) float64 [m], collision-vertex positions (at t = 0).
         x1: (n_vertices, 3) float64 [m], positions at t = 1 for continuous collision detection, or None.
         inflation_radius: [m] >= 0, added to every vertex box (see the module docstring).
-        method: "auto" (= "cell_join"), "cell_join" (Numba, ``cell_join.py``), "hash_grid" (Numba,
-            the previous per-query grid) or "brute_force" (O(n^2)).
+        method: "auto" (= "cell_join"), "cell_join" (Numba, ``cell_join.py``) or "brute_force" (O(n^2),
+            the reference).
 
     Returns:
         Candidates with deterministic, sorted rows (identical for every method).

@@ -536,7 +536,7 @@ def _normalized(data: tuple) -> tuple:
 
 def cell_pairs(queries: tuple, elements: tuple, self_query: bool) -> np.ndarray:
     """``cell_pairs6`` with the (lo (n, 3) [m], hi (n, 3) [m], vertex ids (n, k) int64, obstacle flags
-    (n,) bool) tuples of ``hash_grid.grid_pairs`` and ``brute_force.brute_force_pairs`` (same result)."""
+    (n,) bool) tuples of ``brute_force.brute_force_pairs`` (same result)."""
     q = (np.hstack([queries[0], queries[1]]), queries[2], queries[3])
     e = q if self_query else (np.hstack([elements[0], elements[1]]), elements[2], elements[3])
     return cell_pairs6(q, e, self_query)
