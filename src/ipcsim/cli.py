@@ -1,85 +1,293 @@
-"""The `ipcsim` command line."""
+"""The ``ipcsim`` command line: ``run``, ``demo``, ``render``, ``info`` (``ipcsim --help``).
+
+Errors in the user's input (scene files, meshes, parameters, output directories) are reported as one line
+``error: ...`` on stderr with exit status 2, and nothing but complete files is written: the scene is loaded,
+built and checked before the output directory is touched. ``--debug`` shows the traceback instead.
+"""
 from __future__ import annotations
 
 import argparse
+import copy
+import math
 import os
+import re
 import sys
-import time
+import warnings
+from pathlib import Path
 
-import numpy as np
-
-
-def _demo(args) -> int:
-    from .contact.intersection import has_intersections
-    from .demo import DEFAULT_SCENE, SCENES
-    from .energies.surface_check import count_inverted_tets
-    from .io_frames import write_ply
-    from .solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
-
-    name = args.name or DEFAULT_SCENE
-    if name not in SCENES:
-        raise _UserError(f"unknown demo {name!r}; choose from {', '.join(sorted(SCENES))}")
-    for flag, value in (("--dt", args.dt), ("--end-time", args.end_time)):
-        if not (value > 0.0 and np.isfinite(value)):
-            raise _UserError(f"{flag} must be a positive number of seconds, got {value}")
-    model, state = SCENES[name]()
-    out = args.output or os.path.join("ipcsim-out", name)
-    os.makedirs(os.path.join(out, "frames"), exist_ok=True)
-    mesh = model.collision_mesh
-    solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-3, kappa=1e4))
-    dt = args.dt
-    n_steps = int(round(args.end_time / dt))
-    write_ply(os.path.join(out, "frames", "surface_00000.ply"), mesh.surface_positions(state.x), mesh.faces)
-    print(f"demo {name}: {model.n_vertices} vertices, {len(model.tets)} tets, {n_steps} steps of {dt} s -> {out}")
-    t0 = time.perf_counter()
-    for k in range(1, n_steps + 1):
-        new = state.copy()
-        st = solver.step(state, new, dt)
-        state = new
-        write_ply(os.path.join(out, "frames", f"surface_{k:05d}.ply"), mesh.surface_positions(state.x), mesh.faces)
-        if not args.quiet:
-            print(f"  step {k:4d}  t={state.t:.3f} s  newton={st.newton_iterations:3d}  "
-                  f"line-search={st.line_search_steps:3d}  contacts={st.n_contacts:5d}  "
-                  f"lowest y={state.x[:, 1].min():+.5f} m", flush=True)
-        xs = mesh.surface_positions(state.x)
-        if has_intersections(mesh, xs):
-            raise _UserError(f"step {k}: surfaces intersect (this is a bug)")
-        inverted = count_inverted_tets(state.x, model.tets)
-        if inverted:
-            raise _UserError(f"step {k}: {inverted} tets inverted (this is a bug)")
-    print(f"done in {time.perf_counter() - t0:.1f} s: every frame intersection-free and inversion-free "
-          f"(lowest point y = {state.x[:, 1].min():.5f} m, ground at 0)")
-    return 0
+EXIT_USAGE = 2
 
 
 class _UserError(Exception):
     """An error reported as one line on stderr with exit code 2."""
 
 
+# ----------------------------------------------------------------------------------------------- helpers
+def _positive(flag: str, value):
+    """value if it is None or a finite number > 0, else _UserError naming the flag."""
+    if value is not None and not (value > 0.0 and math.isfinite(value)):
+        raise _UserError(f"{flag} must be a positive finite number of seconds, got {value}")
+    return value
+
+
+def load_simulation(path, end_time=None, dt=None, volume=None, render=None):
+    """Load, override and build a scene file (.json or IPC .txt).
+
+    Returns (Simulation, resolved scene dict). end_time, dt [s] replace the scene's time; volume, render
+    (bool) replace output.volume / output.render; None keeps the scene's value. Raises ValueError
+    (SceneError) for any problem in the file or its meshes.
+    """
+    from .scene import Scene, load_scene
+
+    path = Path(path)
+    scene = load_scene(path)
+    data = copy.deepcopy(scene.data)
+    changed = False
+    for section, key, value in (("time", "end", end_time), ("time", "dt", dt), ("output", "volume", volume),
+                                ("output", "render", render)):
+        if value is not None and data.setdefault(section, {}).get(key) != value:
+            data[section][key] = value
+            changed = True
+    if changed:
+        scene = Scene.from_dict(data, base_dir=path.resolve().parent, source=os.fspath(path))
+    return scene.build(), scene.data
+
+
+def _name_bodies(text: str, sim) -> str:
+    """Append the scene's names to "body N" mentions in a sanity-check message."""
+    names = list(sim.body_names) + list(sim.obstacle_names)
+
+    def named(match):
+        i = int(match.group(1))
+        return f"{match.group(0)} ({names[i]})" if 0 <= i < len(names) else match.group(0)
+
+    return re.sub(r"\bbody (\d+)", named, text)
+
+
+def _check(sim, source: str, quiet: bool) -> None:
+    """The pre-simulation sanity check (errors raise _UserError naming the scene ``source``; warnings go to
+    stderr unless quiet). The solver's own first-step check is switched off afterwards (it would repeat this
+    one)."""
+    from .sanity import check_scene
+
+    dhat = getattr(getattr(sim.solver, "contact", None), "dhat", None)
+    report = check_scene(sim.model, sim.state, dhat, raise_on_error=False, warn=False)
+    try:
+        report.raise_if_errors()
+    except ValueError as exc:
+        raise _UserError(f"{source}: {_name_bodies(str(exc), sim)}") from None
+    if not quiet:
+        for w in report.warnings:
+            print(f"warning: {source}: {_name_bodies(w, sim)}", file=sys.stderr)
+    sim.solver.check_on_first_step = False  # checked here, with body names
+
+
+def _execute(sim, data, args, source: str) -> int:
+    """Run a built simulation into args.output (or ./ipcsim-out/<name>), render if asked, print a summary."""
+    from .runner import RunOptions, default_output_dir, run, scene_fingerprint
+
+    _check(sim, source, args.quiet)
+    out = Path(args.output) if args.output else default_output_dir(sim.name)
+    opts = RunOptions.from_output(out, sim.output, resume=args.resume, progress=not args.quiet,
+                                  fingerprint=scene_fingerprint(data))
+    result = run(sim, opts, data)
+    if not args.quiet:
+        done = "resumed at step %d, " % result.first_step if result.first_step else ""
+        print(f"{sim.name}: {done}{result.steps} steps of {sim.dt:g} s to t = {result.final_time:.6g} s in "
+              f"{result.wall_seconds:.1f} s; {result.frames} frames in {out / 'frames'}")
+        if result.unconverged_steps:
+            bad = result.unconverged_steps
+            print(f"warning: {len(bad)} step(s) stopped at max_newton_iterations before converging (first: step "
+                  f"{bad[0]}); see the 'converged' column of stats.csv", file=sys.stderr)
+    if sim.output.get("render", False):
+        from .render import render_run
+
+        written = render_run(out)
+        if not args.quiet:
+            print("preview: " + ", ".join(str(p) for p in written))
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------- commands
+def _run(args) -> int:
+    _positive("--dt", args.dt)
+    _positive("--end-time", args.end_time)
+    sim, data = load_simulation(args.scene, args.end_time, args.dt, args.volume or None, args.render or None)
+    return _execute(sim, data, args, str(args.scene))
+
+
+def _demo(args) -> int:
+    from .demo import DEFAULT_SCENE, DEMOS, demo_path
+
+    if args.list:
+        width = max(len(n) for n in DEMOS)
+        for name, text in DEMOS.items():
+            print(f"{name:<{width}}  {text}{'  (default)' if name == DEFAULT_SCENE else ''}")
+        return 0
+    _positive("--dt", args.dt)
+    _positive("--end-time", args.end_time)
+    name = args.name or DEFAULT_SCENE
+    path = demo_path(name)
+    sim, data = load_simulation(path, args.end_time, args.dt, args.volume or None, False if args.no_render else None)
+    return _execute(sim, data, args, f"demo {name}")
+
+
+def _render(args) -> int:
+    from .render import render_run
+
+    out = Path(args.out)
+    if args.max_frames < 1:
+        raise _UserError(f"--max-frames must be at least 1, got {args.max_frames}")
+    if not out.is_dir():
+        raise _UserError(f"{str(out)!r} is not a directory (give a run's output directory)")
+    written = render_run(out, max_frames=args.max_frames)
+    print("preview: " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def describe(sim, data: dict) -> tuple[str, bool]:
+    """Text describing a built scene (bodies with vertex/tet counts and materials, obstacles, half spaces,
+    time, contact and friction parameters) and its sanity check; returns (text, check passed)."""
+    import numpy as np
+
+    from .runner import step_count
+    from .sanity import check_scene, vertex_body
+
+    m, mesh = sim.model, sim.model.collision_mesh
+    vb = vertex_body(m)
+    tet_body = vb[m.tets[:, 0]] if len(m.tets) else np.zeros(0, int)
+    face_body = mesh.body[mesh.faces[:, 0]] if mesh.n_faces else np.zeros(0, int)
+    c, f = data.get("contact", {}), data.get("friction", {})
+    integ = data.get("integrator", {})
+    lines = [f"scene {sim.name}: {m.n_vertices} vertices, {len(m.tets)} tets, {mesh.n_faces} surface triangles",
+             f"  time: end {sim.end_time:g} s, dt {sim.dt:g} s ({step_count(sim.end_time, sim.dt)} steps), "
+             f"integrator {integ.get('type', 'implicit_euler')}",
+             f"  gravity {[float(g) for g in m.gravity]} m/s^2",
+             f"  contact: dhat {c.get('dhat', getattr(sim.solver.contact, 'dhat', float('nan'))):g} m, "
+             f"kappa {getattr(sim.solver, 'kappa', float('nan')):g} Pa, convergent {c.get('convergent', True)}",
+             f"  friction: mu {f.get('mu', 0.0):g}, eps_v {f.get('eps_v', float('nan')):g} m/s, "
+             f"lagging iterations {f.get('lagging_iterations', 1)}",
+             f"  bodies ({len(data.get('bodies', []))}):"]
+    for i, b in enumerate(data.get("bodies", [])):
+        mat = b.get("material", {})
+        sel = vb == i
+        ext = np.ptp(sim.state.x[sel], axis=0) if sel.any() else np.zeros(3)
+        lines.append(f"    [{i}] {b.get('name', f'body{i}')}: {int(sel.sum())} vertices, "
+                     f"{int(np.sum(tet_body == i))} tets, {int(np.sum(face_body == i))} surface triangles, "
+                     f"{mat.get('model', 'NH')} E {mat.get('youngs_modulus', float('nan')):g} Pa nu "
+                     f"{mat.get('poisson_ratio', float('nan')):g} density {mat.get('density', float('nan')):g} "
+                     f"kg/m^3, size {ext[0]:.4g} x {ext[1]:.4g} x {ext[2]:.4g} m")
+    n_bodies = len(data.get("bodies", []))
+    obstacles = data.get("obstacles", [])
+    lines.append(f"  obstacles ({len(obstacles)}):")
+    for j, o in enumerate(obstacles):
+        sel = mesh.body == n_bodies + j
+        moving = any(np.any(np.asarray(o.get(k) or [0.0]) != 0) for k in ("velocity", "angular_velocity"))
+        kind = "keyframed" if o.get("keyframes") else ("kinematic" if moving else "static")
+        n_seg = int(np.sum(mesh.body[mesh.edges[mesh.codim_edges, 0]] == n_bodies + j))
+        lines.append(f"    [{j}] {o.get('name', f'obstacle{j}')}: {int(sel.sum())} collision vertices, "
+                     f"{int(np.sum(face_body == n_bodies + j))} triangles, {n_seg} segments, {kind}")
+    halves = data.get("half_spaces", [])
+    lines.append(f"  half spaces ({len(halves)}):")
+    for h in halves:
+        lines.append(f"    origin {h.get('origin')} normal {h.get('normal')} friction {h.get('friction', 0.0)}")
+    report = check_scene(m, sim.state, getattr(sim.solver.contact, "dhat", None), raise_on_error=False,
+                         warn=False)
+    lines.append("  sanity check: " + ("ok" if report.ok else f"{len(report.errors)} error(s)"))
+    lines += [f"    error: {e}" for e in report.errors] + [f"    warning: {w}" for w in report.warnings]
+    return "\n".join(lines), report.ok
+
+
+def _info(args) -> int:
+    sim, data = load_simulation(args.scene)
+    text, ok = describe(sim, data)
+    print(text)
+    return 0 if ok else 1
+
+
+# ----------------------------------------------------------------------------------------------- parser
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose usage errors are one line ``error: ...`` (exit status 2) like every other error."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ipcsim", description="Incremental Potential Contact simulation.")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run a built-in scene")
-    demo.add_argument("name", nargs="?", help="scene name (default: two-cubes)")
-    demo.add_argument("-o", "--output", help="output directory (default ./ipcsim-out/<name>)")
-    demo.add_argument("--end-time", type=float, default=0.5, help="simulated time [s] (default 0.5)")
-    demo.add_argument("--dt", type=float, default=0.01, help="time step [s] (default 0.01)")
-    demo.add_argument("--quiet", action="store_true", help="no per-step lines")
+    """The argument parser of ``ipcsim`` (sub-commands run, demo, render, info)."""
+    debug = _Parser(add_help=False)
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show tracebacks instead of one-line errors")
+    parser = _Parser(prog="ipcsim", description="Incremental Potential Contact simulation: "
+                                     "intersection- and inversion-free soft and stiff bodies.", parents=[debug])
+    parser.set_defaults(debug=False)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common(p, default_out):
+        p.add_argument("-o", "--output", metavar="OUT", help=f"output directory (default {default_out})")
+        p.add_argument("--end-time", type=float, metavar="T", help="simulated time [s] (default: the scene's)")
+        p.add_argument("--dt", type=float, metavar="H", help="time step [s] (default: the scene's)")
+        p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.npz")
+        p.add_argument("--volume", action="store_true", help="also write frames/volume_*.vtu (tets, J, body)")
+        p.add_argument("--quiet", action="store_true", help="no progress bar, warnings or summary")
+
+    run = sub.add_parser("run", parents=[debug], help="simulate a scene file (.json or IPC .txt script)",
+                         description="Simulate a scene file (ipcsim JSON scene or IPC .txt script).")
+    run.add_argument("scene", metavar="SCENE", help="scene file (.json or .txt)")
+    common(run, "./ipcsim-out/<scene name>")
+    run.add_argument("--render", action="store_true", help="write preview.png and preview.mp4/.gif at the end")
+    run.set_defaults(func=_run)
+
+    demo = sub.add_parser("demo", parents=[debug], help="run a built-in scene",
+                          description="Run a built-in scene (renders a preview unless --no-render).")
+    demo.add_argument("name", nargs="?", metavar="NAME", help="demo name (default two-cubes; see --list)")
+    demo.add_argument("--list", action="store_true", help="list the demos and exit")
+    common(demo, "./ipcsim-out/<name>")
+    demo.add_argument("--no-render", action="store_true", help="skip the preview")
     demo.set_defaults(func=_demo)
+
+    render = sub.add_parser("render", parents=[debug], help="(re)render a finished run's preview",
+                            description="Render OUT/frames into OUT/preview.png and preview.mp4 (or .gif).")
+    render.add_argument("out", metavar="OUT", help="output directory of a run")
+    render.add_argument("--max-frames", type=int, default=80, help="movie frames at most (default 80)")
+    render.set_defaults(func=_render)
+
+    info = sub.add_parser("info", parents=[debug], help="describe a scene and check it",
+                          description="Print a scene's bodies, sizes and parameters and its sanity check "
+                                      "(exit status 1 when the check finds errors).")
+    info.add_argument("scene", metavar="SCENE", help="scene file (.json or .txt)")
+    info.set_defaults(func=_info)
     return parser
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"warning: {message}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
+    """Entry point of ``ipcsim``; returns the exit status (0 ok, 1 failed check, 2 bad input, 130 Ctrl-C)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        if getattr(args, "quiet", False):
+            warnings.simplefilter("ignore")
+        return _dispatch(args)
+
+
+def _dispatch(args) -> int:
+    """Run the sub-command; map user errors to one stderr line and exit status 2."""
     try:
         return args.func(args)
     except (_UserError, ValueError, OSError) as exc:
         if args.debug:
             raise
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"error: {text}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("error: interrupted (continue with --resume)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

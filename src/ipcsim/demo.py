@@ -1,15 +1,36 @@
-"""Built-in demo scenes."""
+"""Built-in demo scenes: JSON scenes shipped as package data (``ipcsim/data/demos/<name>.json``, scene format
+v1, see docs/scenes.md), run by ``ipcsim demo [NAME]``; and the Python builder of the default scene (used by
+the solver tests)."""
 from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
 from .model import ModelBuilder, box_tet_mesh
 
+#: name -> one-line description (the JSON file is data/demos/<name>.json)
+DEMOS = {
+    "two-cubes": "two soft 10 cm cubes fall onto each other and the ground (0.5 s simulated, 50 steps)",
+    "cube-slide": "a cube slides down a 25 degree slope with friction 0.2 (0.6 s, 30 steps)",
+    "pinned-mat": "a heavy cube drops onto a soft mat pinned at two edges (Dirichlet boxes; 0.4 s, 40 steps)",
+    "cubes-in-bowl": "two cubes tumble into a static triangle-mesh bowl, friction 0.1 (0.5 s, 50 steps)",
+}
+DEFAULT_SCENE = "two-cubes"
+
+
+def demo_path(name: str) -> Path:
+    """Path of the demo scene file ``name`` (ValueError naming the choices when there is no such demo)."""
+    if name not in DEMOS:
+        raise ValueError(f"unknown demo {name!r}; choose from {', '.join(sorted(DEMOS))} (ipcsim demo --list)")
+    return Path(str(resources.files("ipcsim") / "data" / "demos" / f"{name}.json"))
+
 
 def two_cubes_on_ground(resolution: int = 4):
     """Two soft 10 cm cubes (E = 1e5 Pa, nu = 0.4, 1000 kg/m^3): one falls onto the other, both onto the ground.
 
-    Returns (model, state).
+    The same scene as data/demos/two-cubes.json. Returns (model, state).
     """
     v, t = box_tet_mesh((0.1, 0.1, 0.1), (resolution,) * 3)
     b = ModelBuilder()
@@ -19,7 +40,3 @@ def two_cubes_on_ground(resolution: int = 4):
     rot = np.array([[np.cos(theta), 0, np.sin(theta)], [0, 1, 0], [-np.sin(theta), 0, np.cos(theta)]])
     b.add_body(v, t, translation=(0.03, 0.16, 0.02), rotation=rot, velocity=(0.0, -1.0, 0.0))
     return b.finalize()
-
-
-SCENES = {"two-cubes": two_cubes_on_ground}
-DEFAULT_SCENE = "two-cubes"

@@ -13,7 +13,8 @@ import numpy as np
 
 from .energies.neohookean import lame_parameters, rest_shape_data
 from .geometry.collision_mesh import CollisionMesh, Plane
-from .solvers.boundary import Control, NeumannLoad, PrescribedMotion, _time_range
+from .solvers.boundary import (BoundingBoxStepMotion, Control, KeyframedMotion, NeumannLoad, PrescribedMotion,
+                               _time_range)
 
 
 @dataclass
@@ -65,14 +66,21 @@ class Model:
 
 @dataclass
 class State:
-    """Time-varying quantities: positions x (n, 3) [m], velocities v (n, 3) [m/s], time t [s]."""
+    """Time-varying quantities: positions x (n, 3) [m], velocities v (n, 3) [m/s], time t [s], accelerations
+    a (n, 3) [m/s^2] (Newmark's history; None gives zeros, IPC's initial acceleration)."""
 
     x: np.ndarray
     v: np.ndarray
     t: float = 0.0
+    a: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.a is None:
+            self.a = np.zeros(np.shape(self.x))
 
     def copy(self) -> "State":
-        return State(self.x.copy(), self.v.copy(), self.t)
+        """A deep copy (x, v, a arrays copied)."""
+        return State(self.x.copy(), self.v.copy(), self.t, self.a.copy())
 
 
 @dataclass
@@ -91,11 +99,13 @@ class _Body:
 @dataclass
 class _Obstacle:
     vertices: np.ndarray
-    elements: np.ndarray  # (k, 3) faces or (k, 4) tets
+    elements: np.ndarray  # (k, 3) faces, (k, 4) tets, (k, 2) edges or (k, 1) points
     linear_velocity: np.ndarray
     angular_velocity: np.ndarray
     center: np.ndarray
     time_range: tuple
+    keyframes: tuple | None = None  # (times (K,), positions (K, k, 3)) [s, m]
+    bbox_steps: bool = False  # center="bbox": IPC's stepwise motion about the moving bounding-box center
 
 
 def _placed(vertices, scale, rotation, translation) -> np.ndarray:
@@ -152,27 +162,52 @@ class ModelBuilder:
 
     def add_obstacle(self, vertices, elements, *, translation=(0.0, 0.0, 0.0), rotation=None, scale=1.0,
                      velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), center=None,
-                     time_range=(0.0, math.inf)) -> int:
+                     time_range=(0.0, math.inf), keyframes=None) -> int:
         """Add a static or kinematic obstacle; returns its obstacle index (its collision body id is the
         number of bodies plus this index).
 
         Args:
             vertices: (k, 3) [m], placed like ``add_body``.
-            elements: (f, 3) int triangles (an open or closed surface) or (t, 4) int tets (their boundary).
+            elements: (f, 3) int triangles (an open or closed surface), (t, 4) int tets (their boundary),
+                (e, 2) int edges (codimensional segments), (p, 1) int point indices, or None (every vertex is a
+                codimensional point).
             velocity: (3,) [m/s] linear velocity of ``center``; angular_velocity: (3,) [rad/s] about it.
-            center: (3,) [m] rotation center at time_range[0] (default: vertex centroid after placement).
+            center: (3,) [m] rotation center at time_range[0] (default: vertex centroid after placement), or
+                "bbox": IPC's scripted motion (``BoundingBoxStepMotion``: each step rotates by Rx Ry Rz about the
+                bounding-box center of the vertices at the step start).
             time_range: (start, end) [s] during which the motion runs; the obstacle is static outside it.
-        The obstacle's vertices are not unknowns: at every step they move rigidly to their prescribed positions.
+            keyframes: optional (times (K,) [s], positions (K, k, 3) [m]): world positions of the k vertices at
+                strictly increasing times, linearly interpolated, held before the first and after the last
+                frame (not transformed by scale/rotation/translation); exclusive with velocity/angular_velocity.
+        The obstacle's vertices are not unknowns: at every step they move to their prescribed positions.
         """
+        i = len(self._obstacles)
         v = _placed(vertices, scale, rotation, translation)
-        e = np.asarray(elements, dtype=np.int64)
-        if e.ndim != 2 or e.shape[1] not in (3, 4) or len(e) == 0:
-            raise ValueError(f"obstacle {len(self._obstacles)}: elements must be (f, 3) triangles or (t, 4) "
-                             f"tets, got shape {e.shape}")
-        c = v.mean(axis=0) if center is None else _vec3(center, "center")
-        self._obstacles.append(_Obstacle(v, e, _vec3(velocity, "velocity"),
-                                         _vec3(angular_velocity, "angular_velocity"), c, _time_range(time_range)))
-        return len(self._obstacles) - 1
+        if elements is None:
+            e = np.arange(len(v), dtype=np.int64).reshape(-1, 1)
+        else:
+            e = np.asarray(elements, dtype=np.int64)
+        if e.ndim != 2 or e.shape[1] not in (1, 2, 3, 4) or len(e) == 0:
+            raise ValueError(f"obstacle {i}: elements must be (f, 3) triangles, (t, 4) tets, (e, 2) edges or "
+                             f"(p, 1) points, got shape {e.shape}")
+        if e.min() < 0 or e.max() >= len(v):
+            raise ValueError(f"obstacle {i}: element indices must lie in 0..{len(v) - 1}")
+        if e.shape[1] > 1 and np.any(np.sort(e, axis=1)[:, 1:] == np.sort(e, axis=1)[:, :-1]):
+            raise ValueError(f"obstacle {i}: degenerate elements (an element repeats a vertex)")
+        c = _center(center, v)
+        lin, ang = _vec3(velocity, "velocity"), _vec3(angular_velocity, "angular_velocity")
+        if keyframes is not None:
+            if np.any(lin) or np.any(ang):
+                raise ValueError(f"obstacle {i}: give keyframes or velocity/angular_velocity, not both")
+            times, positions = keyframes
+            try:
+                motion = KeyframedMotion(np.arange(len(v)), times, positions)
+            except ValueError as exc:
+                raise ValueError(f"obstacle {i}: {exc}") from None
+            keyframes = (motion.times, motion.positions)
+        self._obstacles.append(_Obstacle(v, e, lin, ang, c, _time_range(time_range), keyframes,
+                                         isinstance(center, str)))
+        return i
 
     def add_ground(self, height=0.0, normal=(0.0, 1.0, 0.0)) -> None:
         """A half-space obstacle {x : dot(x, n) >= height}."""
@@ -185,16 +220,25 @@ class ModelBuilder:
         """Prescribe a rigid motion on some vertices of a body during time_range [s] (free outside it).
 
         Select by box ((3,) min, (3,) max) [m] on the placed vertices, or by indices (local to the body).
-        velocity [m/s], angular_velocity [rad/s] about center (default: centroid of the set at the start).
+        velocity [m/s], angular_velocity [rad/s] about center (default: centroid of the set at the start;
+        "bbox": IPC's stepwise motion about the set's moving bounding-box center, see ``add_obstacle``).
         """
         sel = self._select(body, box, indices, "add_dirichlet")
         self._dirichlet.append((body, sel, _vec3(velocity, "velocity"),
                                 _vec3(angular_velocity, "angular_velocity"), center, _time_range(time_range)))
 
-    def add_neumann(self, body: int, force, *, box=None, indices=None, time_range=(0.0, math.inf)) -> None:
-        """Apply force (3,) [N] to each selected vertex of a body (box or local indices) during time_range [s]."""
+    def add_neumann(self, body: int, force=None, *, acceleration=None, box=None, indices=None,
+                    time_range=(0.0, math.inf)) -> None:
+        """Load the selected vertices of a body (box or local indices) during time_range [s]: either force (3,)
+        [N] on each vertex, or acceleration (3,) [m/s^2] (each vertex gets its lumped mass [kg] times it,
+        resolved in ``finalize``). Exactly one of force and acceleration."""
+        if (force is None) == (acceleration is None):
+            raise ValueError("add_neumann: give exactly one of force [N] and acceleration [m/s^2]")
         sel = self._select(body, box, indices, "add_neumann")
-        self._neumann.append((body, sel, _vec3(force, "force"), _time_range(time_range)))
+        if force is not None:
+            self._neumann.append((body, sel, _vec3(force, "force"), _time_range(time_range), False))
+        else:
+            self._neumann.append((body, sel, _vec3(acceleration, "acceleration"), _time_range(time_range), True))
 
     def _select(self, body, box, indices, what) -> np.ndarray:
         if not 0 <= int(body) < len(self._bodies):
@@ -246,21 +290,23 @@ class ModelBuilder:
         control = Control()
         for j, o in enumerate(self._obstacles):
             body_id = len(self._bodies) + j
-            if o.elements.shape[1] == 4:
-                meshes.append(CollisionMesh.from_tet_mesh(o.vertices, o.elements, body=body_id, is_obstacle=True))
-            else:
-                meshes.append(CollisionMesh.from_triangle_mesh(o.vertices, o.elements, body=body_id,
-                                                               is_obstacle=True))
-            if np.any(o.linear_velocity) or np.any(o.angular_velocity):
-                control.motions.append(PrescribedMotion(
+            meshes.append(_obstacle_collision_mesh(o, body_id))
+            if o.keyframes is not None:
+                control.motions.append(KeyframedMotion(np.arange(obs_offsets[j], obs_offsets[j + 1]),
+                                                       *o.keyframes))
+            elif np.any(o.linear_velocity) or np.any(o.angular_velocity):
+                kind = BoundingBoxStepMotion if o.bbox_steps else PrescribedMotion
+                control.motions.append(kind(
                     np.arange(obs_offsets[j], obs_offsets[j + 1]), o.linear_velocity, o.angular_velocity,
                     o.center, o.time_range, obstacle=True))
         for body, sel, vel, ang, center, trange in self._dirichlet:
             idx = sel + offsets[body]
-            c = x[idx].mean(axis=0) if center is None else _vec3(center, "center")
-            control.motions.append(PrescribedMotion(idx, vel, ang, c, trange, obstacle=False))
-        for body, sel, force, trange in self._neumann:
-            control.loads.append(NeumannLoad(sel + offsets[body], force, trange))
+            kind = BoundingBoxStepMotion if isinstance(center, str) else PrescribedMotion
+            control.motions.append(kind(idx, vel, ang, _center(center, x[idx]), trange, obstacle=False))
+        for body, sel, value, trange, per_mass in self._neumann:
+            idx = sel + offsets[body]
+            force = mass[idx, None] * value if per_mass else value
+            control.loads.append(NeumannLoad(idx, force, trange))
         mesh = CollisionMesh.concatenate(meshes, full_offsets=np.concatenate([offsets[:-1], obs_offsets[:-1]]))
         mesh.planes = list(self._planes)
         is_obstacle = np.zeros(len(x), bool)
@@ -273,6 +319,32 @@ class ModelBuilder:
             r = b.vertices - b.vertices.mean(axis=0)
             v[o:o + len(b.vertices)] = b.velocity + np.cross(b.angular_velocity, r)
         return model, State(x.copy(), v, 0.0)
+
+
+def _center(center, points: np.ndarray) -> np.ndarray:
+    """A rotation center (3,) [m]: None -> centroid of points (k, 3); "bbox" -> their bounding-box center."""
+    if center is None:
+        return points.mean(axis=0)
+    if isinstance(center, str):
+        if center != "bbox":
+            raise ValueError(f"center must be a 3-vector [m], None or 'bbox', got {center!r}")
+        return 0.5 * (points.min(axis=0) + points.max(axis=0))
+    return _vec3(center, "center")
+
+
+def _obstacle_collision_mesh(o: _Obstacle, body_id: int) -> CollisionMesh:
+    """The collision mesh of an obstacle by element kind: tets (boundary), triangles, edges or points."""
+    kind = o.elements.shape[1]
+    if kind == 4:
+        return CollisionMesh.from_tet_mesh(o.vertices, o.elements, body=body_id, is_obstacle=True)
+    if kind == 3:
+        return CollisionMesh.from_triangle_mesh(o.vertices, o.elements, body=body_id, is_obstacle=True)
+    if kind == 2:
+        return CollisionMesh.from_edges(o.vertices, o.elements, body=body_id, is_obstacle=True)
+    sel = np.unique(o.elements.ravel())
+    mesh = CollisionMesh.from_points(o.vertices[sel], body=body_id, is_obstacle=True)
+    mesh.full_vertex_index = sel.astype(np.int64)
+    return mesh
 
 
 def box_tet_mesh(size=(1.0, 1.0, 1.0), resolution=(4, 4, 4)) -> tuple[np.ndarray, np.ndarray]:

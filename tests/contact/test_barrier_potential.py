@@ -24,6 +24,14 @@ def _edges_scene(parallel: bool):
     return CollisionMesh.from_edges(v, [[0, 1], [2, 3]])
 
 
+def _exactly_parallel_edges_scene():
+    """Two exactly parallel codimensional edges 0.05 apart: |ea x eb|^2 == 0, so the mollifier and its
+    gradient vanish and the stencil's value and gradient are exactly zero (the shortcut in
+    ``barrier_stencils._parallel_edges``), its Hessian b m' Hess|ea x eb|^2."""
+    v = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.25, 0.0, 0.05], [1.25, 0.0, 0.05]])
+    return CollisionMesh.from_edges(v, [[0, 1], [2, 3]])
+
+
 def _point_edge_scene(offset):
     """A point near an edge: 'interior' (closest point inside) or 'vertex' (near an endpoint)."""
     p = [0.4, 0.03, 0.04] if offset == "interior" else [1.0 + 1e-9, 0.02, 0.05]
@@ -76,6 +84,33 @@ def test_scenes_cover_all_kinds():
     _, _, col = _scene("parallel_edges")
     assert col.count(EE) == 1  # mollified: |ea x eb|^2 < eps_x
     assert col.kind[0] == EE
+
+
+def test_exactly_parallel_edges_shortcut():
+    mesh = _exactly_parallel_edges_scene()
+    x = mesh.rest_positions.copy()
+    col = build_collisions(mesh, x, DHAT, candidates=build_candidates(mesh, x, inflation_radius=0.5 * DHAT))
+    assert col.kind.tolist() == [EE] and np.cross(x[1] - x[0], x[3] - x[2]).tolist() == [0.0, 0.0, 0.0]
+    kappa = 3.0
+    assert barrier_potential(col, mesh, x, kappa) == 0.0
+    assert np.all(barrier_potential_gradient(col, mesh, x, kappa) == 0.0)
+    h = barrier_potential_hessian(col, mesh, x, kappa).toarray()
+    assert np.abs(h).max() > 0.0
+    # the Hessian against finite differences of the gradient (general path: |ea x eb|^2 > 0 there)
+    eps = 1e-7
+    x0 = x.ravel()
+    fd_h = np.array([(barrier_potential_gradient(col, mesh, (x0 + eps * e).reshape(-1, 3), kappa)
+                      - barrier_potential_gradient(col, mesh, (x0 - eps * e).reshape(-1, 3), kappa)) / (2 * eps)
+                     for e in np.eye(len(x0))])
+    np.testing.assert_allclose(h, fd_h.T, rtol=1e-4, atol=1e-5 * np.abs(h).max())
+    # and against ipctk, projected or not
+    c, cm = ipctk_collisions(mesh, x, DHAT)
+    b = ipctk.BarrierPotential(DHAT, kappa)
+    assert np.all(b.gradient(c, cm, x) == 0.0)
+    for ours, theirs in [("none", ipctk.PSDProjectionMethod.NONE), ("analytic", ipctk.PSDProjectionMethod.CLAMP)]:
+        h_ref = b.hessian(c, cm, x, theirs).toarray()
+        ha = barrier_potential_hessian(col, mesh, x, kappa, project=ours).toarray()
+        assert np.abs(ha - h_ref).max() <= 1e-12 * np.abs(h_ref).max(), ours
 
 
 @pytest.mark.parametrize("name", list(SCENES))

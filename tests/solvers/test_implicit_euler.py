@@ -64,3 +64,25 @@ def test_two_cubes_stay_intersection_free_and_uninverted():
     # the upper cube (launched at -1 m/s) landed on the lower one and was slowed down by the contact
     upper = slice(model.n_vertices // 2, None)
     assert state.v[upper, 1].mean() > -0.5
+
+
+def test_body_at_rest_starts_falling_at_small_time_steps():
+    """With h = 1 ms the first Newton direction of a body at rest (|p|/h = g h) is below IPC's tolerance
+    (tol * bbox diagonal); it must still be taken, else the body never leaves rest. Backward Euler from rest:
+    y_n - y_0 = -g h^2 n (n + 1) / 2."""
+    from ipcsim.model import ModelBuilder, box_tet_mesh
+    from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
+
+    v, t = box_tet_mesh((1.0, 1.0, 1.0), (1, 1, 1))
+    b = ModelBuilder()
+    b.add_body(v, t, youngs_modulus=1e7)
+    model, state = b.finalize()
+    solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-3))
+    h, n = 1e-3, 20
+    for _ in range(n):
+        new = state.copy()
+        solver.step(state, new, h)
+        state = new
+    drop = state.x[:, 1].mean() - v[:, 1].mean()
+    expected = -9.81 * h * h * n * (n + 1) / 2
+    assert abs(drop - expected) < 1e-3 * abs(expected), (drop, expected)

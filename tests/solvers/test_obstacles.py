@@ -71,7 +71,7 @@ def test_builder_places_obstacles_after_bodies_massless_and_prescribed():
     assert mesh.is_obstacle.sum() == 4 and np.all(mesh.body[mesh.is_obstacle] == 1)
     np.testing.assert_array_equal(mesh.surface_positions(state.x)[mesh.is_obstacle], sv)
     with pytest.raises(ValueError, match="elements"):
-        b.add_obstacle(sv, np.zeros((2, 2), int))
+        b.add_obstacle(sv, np.zeros((2, 5), int))
 
 
 def test_cube_lands_on_static_triangle_obstacle():

@@ -23,7 +23,7 @@ import math
 import threading
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import get_num_threads, njit, parallel_chunksize, prange
 
 from . import psd
 from .barrier_stencils import FORM_BARRIER, FORM_PARALLEL, local_gradient, local_hessian, local_value
@@ -69,9 +69,12 @@ def _value_range(st, geo, sc, lo, hi):
     kind, verts, prims, dtype, eps_x, weight = st
     x, plane_o, plane_n = geo
     g = np.empty(12)
+    v = np.empty(4, np.int64)  # private copies: no per-stencil views (see ``_accumulate_range``)
     acc = 0.0
     for c in range(lo, hi):
-        acc += local_value(kind[c], verts[c], prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n, sc[0],
+        for a in range(4):
+            v[a] = verts[c, a]
+        acc += local_value(kind[c], v, prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n, sc[0],
                            sc[1] * weight[c], g)
     return acc
 
@@ -94,9 +97,15 @@ def _gradient_range(st, geo, sc, lo, hi, local):
     """local[c, :3k] = gradient of stencil c, for c in [lo, hi)."""
     kind, verts, prims, dtype, eps_x, weight = st
     x, plane_o, plane_n = geo
+    g = np.empty(12)
+    v = np.empty(4, np.int64)  # private copies: no per-stencil views (see ``_accumulate_range``)
     for c in range(lo, hi):
-        local_gradient(kind[c], verts[c], prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n, sc[0],
-                       sc[1] * weight[c], local[c])
+        for a in range(4):
+            v[a] = verts[c, a]
+        local_gradient(kind[c], v, prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n, sc[0],
+                       sc[1] * weight[c], g)
+        for i in range(12):
+            local[c, i] = g[i]
 
 
 @njit(cache=True)
@@ -122,9 +131,30 @@ def _gradient_parallel(st, geo, sc, bounds, local):
 
 
 @njit(cache=True)
-def _gradient_serial(st, geo, sc, local):
-    _gradient_range(st, geo, sc, 0, len(st[0]), local)
-    return _scatter_gradient(st[0], st[1], local, geo[0].shape[0])
+def _accumulate_range(st, geo, sc, lo, hi, out):
+    """out (3n,) += the gradients of stencils [lo, hi), in stencil order."""
+    kind, verts, prims, dtype, eps_x, weight = st
+    x, plane_o, plane_n = geo
+    g = np.empty(12)
+    v = np.empty(4, np.int64)  # private copy of the stencil's ids: a view verts[c] per stencil would
+    # update the shared array's reference count atomically, which serialises the threads
+    for c in range(lo, hi):
+        for a in range(4):
+            v[a] = verts[c, a]
+        local_gradient(kind[c], v, prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n, sc[0],
+                       sc[1] * weight[c], g)
+        for a in range(STENCIL_SIZE[kind[c]]):
+            base = 3 * v[a]
+            out[base] += g[3 * a]
+            out[base + 1] += g[3 * a + 1]
+            out[base + 2] += g[3 * a + 2]
+
+
+@njit(cache=True)
+def _gradient_serial(st, geo, sc):
+    out = np.zeros(3 * geo[0].shape[0])
+    _accumulate_range(st, geo, sc, 0, len(st[0]), out)
+    return out
 
 
 @njit(cache=True)
@@ -196,20 +226,20 @@ def _project_local(kind, v, dtype, x, h, c1, c2, form, method, ws):
 
 
 @njit(cache=True)
-def _store_upper(h, k, upper):
-    """upper[UPPER_BLOCK[a, b]] = block (a, b) of h for a <= b < k (compact symmetric storage);
+def _store_upper(h, k, upper, c):
+    """upper[c, UPPER_BLOCK[a, b]] = block (a, b) of h for a <= b < k (compact symmetric storage);
     diagonal blocks symmetrised (h is symmetric up to round-off), so the assembled matrix is exactly
-    symmetric."""
+    symmetric. Indexed writes, no views of the shared ``upper`` (see ``_accumulate_range``)."""
     for a in range(k):
-        blk = upper[UPPER_BLOCK[a, a]]
+        blk = UPPER_BLOCK[a, a]
         for r in range(3):
             for q in range(3):
-                blk[r, q] = 0.5 * (h[3 * a + r, 3 * a + q] + h[3 * a + q, 3 * a + r])
+                upper[c, blk, r, q] = 0.5 * (h[3 * a + r, 3 * a + q] + h[3 * a + q, 3 * a + r])
         for b in range(a + 1, k):
-            blk = upper[UPPER_BLOCK[a, b]]
+            blk = UPPER_BLOCK[a, b]
             for r in range(3):
                 for q in range(3):
-                    blk[r, q] = h[3 * a + r, 3 * b + q]
+                    upper[c, blk, r, q] = h[3 * a + r, 3 * b + q]
 
 
 @njit(cache=True)
@@ -219,13 +249,16 @@ def _hessian_range(st, geo, sc, method, lo, hi, upper, nverts):
     g = np.empty(12)
     h = np.empty((12, 12))
     ws = psd.make_workspace()
+    v = np.empty(4, np.int64)  # private copies: no per-stencil views (see ``_accumulate_range``)
     for c in range(lo, hi):
-        active, c1, c2, form = local_hessian(kind[c], verts[c], prims[c, 0], dtype[c], eps_x[c], x, plane_o,
+        for a in range(4):
+            v[a] = verts[c, a]
+        active, c1, c2, form = local_hessian(kind[c], v, prims[c, 0], dtype[c], eps_x[c], x, plane_o,
                                              plane_n, sc[0], sc[1] * weight[c], h, g)
         if active:
-            _project_local(kind[c], verts[c], dtype[c], x, h, c1, c2, form, method, ws)
+            _project_local(kind[c], v, dtype[c], x, h, c1, c2, form, method, ws)
         k = STENCIL_SIZE[kind[c]]
-        _store_upper(h, k, upper[c])
+        _store_upper(h, k, upper, c)
         nverts[c] = k
 
 
@@ -254,7 +287,10 @@ def _scratch_array(name: str, shape: tuple) -> np.ndarray:
 
 
 def _chunks(n: int) -> np.ndarray:
-    """Chunk boundaries for the parallel loops (scratch arrays are allocated once per chunk)."""
+    """Chunk boundaries for the parallel loops (scratch arrays are allocated once per chunk).
+
+    The loops over chunks run with dynamic scheduling (``parallel_chunksize(1)``): with the default
+    static split, a thread whose core is shared with another process delays the whole call."""
     n_chunks = max(1, min(n, 8 * get_num_threads()))
     return np.linspace(0, n, n_chunks + 1).astype(np.int64)
 
@@ -295,7 +331,8 @@ def barrier_potential(collisions, mesh, x, stiffness: float = 1.0, use_physical_
         return 0.0
     if n < SERIAL_BELOW:
         return float(_value_serial(st, geo, sc))
-    return float(_value_parallel(st, geo, sc, _chunks(n)))
+    with parallel_chunksize(1):  # dynamic scheduling of the chunks (see ``_chunks``)
+        return float(_value_parallel(st, geo, sc, _chunks(n)))
 
 
 def barrier_potential_gradient(collisions, mesh, x, stiffness: float = 1.0,
@@ -305,10 +342,10 @@ def barrier_potential_gradient(collisions, mesh, x, stiffness: float = 1.0,
     n = len(st[0])
     if n == 0:
         return np.zeros(3 * mesh.n_vertices)
-    local = _scratch_array("gradient", (n, 12))
     if n < SERIAL_BELOW:
-        return _gradient_serial(st, geo, sc, local)
-    return _gradient_parallel(st, geo, sc, _chunks(n), local)
+        return _gradient_serial(st, geo, sc)
+    with parallel_chunksize(1):  # dynamic scheduling of the chunks (see ``_chunks``)
+        return _gradient_parallel(st, geo, sc, _chunks(n), _scratch_array("gradient", (n, 12)))
 
 
 def barrier_potential_hessian(collisions, mesh, x, stiffness: float = 1.0, use_physical_barrier: bool = False,
@@ -332,5 +369,6 @@ def barrier_potential_hessian(collisions, mesh, x, stiffness: float = 1.0, use_p
     if n < SERIAL_BELOW:
         _hessian_range(st, geo, sc, method, 0, n, upper, nverts)
     else:
-        _hessian_parallel(st, geo, sc, method, _chunks(n), upper, nverts)
+        with parallel_chunksize(1):  # dynamic scheduling of the chunks (see ``_chunks``)
+            _hessian_parallel(st, geo, sc, method, _chunks(n), upper, nverts)
     return assemble_symmetric_block_csr(st[1], nverts, upper, n_vertices)

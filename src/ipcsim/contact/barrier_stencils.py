@@ -24,7 +24,7 @@ import math
 from numba import njit
 
 from .collisions_data import EE, EV, FV, PV, VV
-from .distance.edge_edge import ee_gradient, ee_hessian
+from .distance.edge_edge import ee_gradient, ee_hessian, ee_value
 from .distance.point_edge import pe_gradient, pe_hessian
 from .distance.point_triangle import pt_gradient, pt_hessian
 from .distance.types import P_T, PE_P_E
@@ -37,7 +37,7 @@ def _row(x, i):
     return (x[i, 0], x[i, 1], x[i, 2])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def barrier_and_derivatives(d2, dhat2):
     """(b, b', b'') of the clamped log barrier at squared distance d2 < dhat2 (one log; the same
     formulas as ``barrier.py``): b [m^4], b' = db/d(d2) [m^2], b'' [1]."""
@@ -119,7 +119,7 @@ def add_cross_squarednorm_hessian(h, coef, u, v, n):
 
 
 # ---------------------------------------------------------------------------- squared distances
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def stencil_d2_gradient(kind, v, plane, dtype, x, plane_o, plane_n, g):
     """d2 [m^2] of one stencil; writes grad d2 [m] into g[:3k]. v: (4,) vertex ids, plane: plane id."""
     if kind == VV:
@@ -185,6 +185,26 @@ FORM_GENERAL = 0
 FORM_BARRIER = 1
 FORM_PARALLEL = 2
 
+
+@njit(cache=True, inline="always")
+def _parallel_edges(kind, v, dtype, eps_x, x, dhat2):
+    """For exactly parallel mollified edges (EE with |ea x eb|^2 == 0 < eps_x): (True, d2, u, v, n);
+    (False, ...) otherwise. There m = 0 and grad |ea x eb|^2 = 0, so the stencil's value and gradient
+    are exactly zero and its Hessian is sw b m' Hess|ea x eb|^2 (FORM_PARALLEL): callers skip the
+    distance derivatives. Not taken at d2 <= 0 (infinite barrier: the general path's inf/nan)."""
+    z = (0.0, 0.0, 0.0)
+    if kind != EE:
+        return False, 0.0, z, z, z
+    ea0, ea1, eb0, eb1 = _row(x, v[0]), _row(x, v[1]), _row(x, v[2]), _row(x, v[3])
+    c, u, vv, nn, _, _ = cross_squarednorm_reduced(ea0, ea1, eb0, eb1)
+    if not (c == 0.0 and c < eps_x):
+        return False, 0.0, z, z, z
+    d2 = ee_value(ea0, ea1, eb0, eb1, dtype)
+    if not d2 > 0.0:
+        return False, 0.0, z, z, z
+    return True, d2, u, vv, nn
+
+
 @njit(cache=True)
 def local_value(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, g):
     """sw * m * b of one stencil (g: (12,) scratch)."""
@@ -200,10 +220,15 @@ def local_value(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, g)
     return sw * b
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def local_gradient(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, g):
     """Writes grad P_c [kappa s w m^3] into g[:3k] (zeros when inactive); returns P_c."""
     n = 3 * (2 if kind == VV else 3 if kind == EV else 1 if kind == PV else 4)
+    par, _, _, _, _ = _parallel_edges(kind, v, dtype, eps_x, x, dhat2)
+    if par:  # m = 0 and grad m = 0: value and gradient are exactly zero
+        for i in range(12):
+            g[i] = 0.0
+        return 0.0
     d2 = stencil_d2_gradient(kind, v, plane, dtype, x, plane_o, plane_n, g)
     if not d2 < dhat2:
         for i in range(n):
@@ -237,6 +262,18 @@ def local_hessian(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, 
     for exactly parallel mollified edges h = c1 H_c (c2 = 0); c1 = c2 = 0 otherwise.
     """
     n = 3 * (2 if kind == VV else 3 if kind == EV else 1 if kind == PV else 4)
+    par, d2, u, vv, nn = _parallel_edges(kind, v, dtype, eps_x, x, dhat2)
+    if par:  # h = c4 H_c (see FORM_PARALLEL)
+        for i in range(12):
+            for j in range(12):
+                h[i, j] = 0.0
+        if not d2 < dhat2:
+            return False, 0.0, 0.0, FORM_GENERAL
+        b, _, _ = barrier_and_derivatives(d2, dhat2)
+        _, dm, _ = mollifier_scalars(0.0, eps_x)
+        c4 = sw * b * dm
+        add_cross_squarednorm_hessian(h, c4, u, vv, nn)
+        return True, c4, 0.0, FORM_PARALLEL
     d2 = stencil_d2_gradient(kind, v, plane, dtype, x, plane_o, plane_n, g)
     if not d2 < dhat2:
         for i in range(n):

@@ -8,7 +8,11 @@ edge, coplanar overlaps). The answer is exact for floating-point input:
    overlapping boxes (exact: min/max are exact);
 2. a Numba filter evaluates the orientation predicates orient3d in floating point with Shewchuk's
    static error bound (o3derrboundA); a pair whose every needed sign is certain is decided there;
-3. the remaining pairs (touching, coplanar or nearly so, degenerate triangles) are decided again
+3. a pair left uncertain there (touching, coplanar: flat meshes resting on each other produce
+   thousands) is declared disjoint when, seen along a coordinate axis, a triangle edge's line or the
+   segment's line certainly separates the two projections (orient2d with Shewchuk's ccwerrboundA):
+   a common 3D point would project to a common 2D point;
+4. the remaining pairs (touching, coplanar overlaps, degenerate triangles) are decided again
    with exact rational arithmetic (``fractions.Fraction``) in Python.
 
 Unlike ipc-toolkit's ``is_edge_intersecting_triangle`` (which reports every coplanar pair as
@@ -26,6 +30,7 @@ from .broad_phase.cell_join import cell_pairs
 
 _EPS = 2.0**-53
 _O3D_ERRBOUND = (7.0 + 56.0 * _EPS) * _EPS  # Shewchuk, "Adaptive precision floating-point ..." (1997)
+_O2D_ERRBOUND = (3.0 + 16.0 * _EPS) * _EPS  # same paper, ccwerrboundA
 
 
 class IntersectionError(ValueError):
@@ -82,14 +87,65 @@ def edge_triangle_filtered(e0, e1, t0, t1, t2):
 
 
 @nb.njit(cache=True)
+def orient2d_filtered(ax, ay, bx, by, cx, cy):
+    """Sign of det[a - c, b - c] for 2D points (+1 counter-clockwise, -1, 0) when certain in floating
+    point, else 2. Coordinates float64 [m]."""
+    detleft = (ax - cx) * (by - cy)
+    detright = (ay - cy) * (bx - cx)
+    det = detleft - detright
+    bound = _O2D_ERRBOUND * (abs(detleft) + abs(detright))
+    if det > bound:
+        return 1
+    if det < -bound:
+        return -1
+    return 2
+
+
+@nb.njit(cache=True)
+def _separated_along_axis(e0, e1, t0, t1, t2, k):
+    """True when the projections along axis k (onto the other two coordinates) of the segment (e0, e1)
+    and the triangle (t0, t1, t2) are certainly disjoint."""
+    i = (k + 1) % 3
+    j = (k + 2) % 3
+    o = orient2d_filtered(t0[i], t0[j], t1[i], t1[j], t2[i], t2[j])
+    if o == 1 or o == -1:  # non-degenerate projected triangle: try its three edge lines
+        for m in range(3):
+            p = t0 if m == 0 else (t1 if m == 1 else t2)
+            q = t1 if m == 0 else (t2 if m == 1 else t0)
+            if (orient2d_filtered(p[i], p[j], q[i], q[j], e0[i], e0[j]) == -o
+                    and orient2d_filtered(p[i], p[j], q[i], q[j], e1[i], e1[j]) == -o):
+                return True
+    a = orient2d_filtered(e0[i], e0[j], e1[i], e1[j], t0[i], t0[j])
+    if a == 1 or a == -1:  # the segment's line with all three triangle vertices strictly on one side
+        return (orient2d_filtered(e0[i], e0[j], e1[i], e1[j], t1[i], t1[j]) == a
+                and orient2d_filtered(e0[i], e0[j], e1[i], e1[j], t2[i], t2[j]) == a)
+    return False
+
+
+@nb.njit(cache=True)
+def separated_in_projection(e0, e1, t0, t1, t2):
+    """True when some coordinate-axis projection proves the segment and the triangle disjoint; False
+    means undecided (not that they intersect). All arguments (3,) float64 [m]."""
+    for k in range(3):
+        if _separated_along_axis(e0, e1, t0, t1, t2, k):
+            return True
+    return False
+
+
+@nb.njit(cache=True)
 def _classify(x, edges, faces, pairs):
-    """``edge_triangle_filtered`` of each [edge, face] row of pairs (k, 2): (k,) int64 in {1, 0, -1}."""
+    """Float-filtered decision for each [edge, face] row of pairs (k, 2): (k,) int64, 1 intersecting,
+    0 disjoint, -1 left to the exact test (``edge_triangle_filtered``, then ``separated_in_projection``)."""
     out = np.empty(pairs.shape[0], np.int64)
     for k in range(pairs.shape[0]):
         e = pairs[k, 0]
         f = pairs[k, 1]
-        out[k] = edge_triangle_filtered(x[edges[e, 0]], x[edges[e, 1]], x[faces[f, 0]], x[faces[f, 1]],
-                                        x[faces[f, 2]])
+        e0, e1 = x[edges[e, 0]], x[edges[e, 1]]
+        t0, t1, t2 = x[faces[f, 0]], x[faces[f, 1]], x[faces[f, 2]]
+        r = edge_triangle_filtered(e0, e1, t0, t1, t2)
+        if r == -1 and separated_in_projection(e0, e1, t0, t1, t2):
+            r = 0
+        out[k] = r
     return out
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import get_num_threads, njit, prange, set_num_threads
+from numba import get_num_threads, njit, parallel_chunksize, prange, set_num_threads
 
 
 @njit(cache=True)
@@ -46,21 +46,21 @@ def _count_and_fill(verts, nverts, n_vertices):
 
 
 @njit(cache=True, parallel=True)
-def _unique_columns(row_ptr, col, n_vertices, n_threads):
+def _unique_columns(row_ptr, col, n_vertices, n_chunks):
     """Per row v: its distinct columns, sorted, into ucol[row_ptr[v]: row_ptr[v] + ucount[v]], and for
     every entry i its slot (rank of col[i] among the row's distinct columns).
 
-    Rows are split into n_threads contiguous ranges; each range uses its own (n_vertices,) marker
+    Rows are split into n_chunks contiguous ranges; each range uses its own (n_vertices,) marker
     arrays (last row that saw a column, the column's slot), so deduplication is O(1) per entry and
     only the few distinct columns of a row are sorted (insertion sort).
     """
     ucol = np.empty_like(col)
     slot = np.empty(len(col), np.int64)
     ucount = np.zeros(n_vertices, np.int64)
-    for t in prange(n_threads):
+    for t in prange(n_chunks):
         seen = np.full(n_vertices, -1, np.int64)
         pos = np.empty(n_vertices, np.int64)
-        for v in range(t * n_vertices // n_threads, (t + 1) * n_vertices // n_threads):
+        for v in range(t * n_vertices // n_chunks, (t + 1) * n_vertices // n_chunks):
             lo, hi = row_ptr[v], row_ptr[v + 1]
             u = 0
             for i in range(lo, hi):
@@ -155,6 +155,10 @@ def _write_symmetric(row_ptr, slot, src, ucount, upper, indptr, data):
                         data[off + r * w + q] += blk[q, r]
 
 
+#: Rows per dynamically scheduled chunk of the row-parallel loops (``parallel_chunksize``): with the
+#: default static split, a thread whose core is shared with another process delays the whole call.
+ROW_CHUNK = 256
+
 #: Below this many block entries the assembly runs on one thread (waking the pool costs more).
 SERIAL_BELOW_ENTRIES = 32768
 
@@ -166,15 +170,16 @@ def _assemble(verts, nverts, local, n_vertices, writer):
     if small:
         set_num_threads(1)
     try:
-        row_ptr, slot, src, ucount, indptr, indices, data = _pattern(verts, nverts, n_vertices, len(local))
-        writer(row_ptr, slot, src, ucount, local, indptr, data)
+        row_ptr, slot, src, ucount, indptr, indices, data = _pattern(verts, nverts, n_vertices, len(local), small)
+        with parallel_chunksize(0 if small else ROW_CHUNK):
+            writer(row_ptr, slot, src, ucount, local, indptr, data)
     finally:
         if small:
             set_num_threads(threads)
     return _to_csr(indptr, indices, data, n_vertices)
 
 
-def _pattern(verts, nverts, n_vertices, n_local):
+def _pattern(verts, nverts, n_vertices, n_local, small=False):
     verts = np.ascontiguousarray(verts, dtype=np.int64)
     nverts = np.ascontiguousarray(nverts, dtype=np.int64)
     if len(verts) != len(nverts) or n_local != len(nverts):
@@ -182,10 +187,13 @@ def _pattern(verts, nverts, n_vertices, n_local):
     if len(nverts) and (nverts.min() < 1 or nverts.max() > 4):
         raise ValueError("assemble_block_csr: nverts must lie in 1..4")
     row_ptr, col, src = _count_and_fill(verts, nverts, n_vertices)
-    ucol, slot, ucount = _unique_columns(row_ptr, col, n_vertices, max(1, min(get_num_threads(), n_vertices)))
-    small = 9 * len(col) < 2**31 - 1 and 3 * n_vertices < 2**31 - 1
-    index_sample = np.empty(0, np.int32 if small else np.int64)
-    indptr, indices, data = _csr_layout(row_ptr, ucol, ucount, n_vertices, index_sample)
+    n_chunks = 1 if small else max(1, min(4 * get_num_threads(), n_vertices // 1024, len(col) // 16384))
+    with parallel_chunksize(0 if small else 1):  # dynamic scheduling (see ROW_CHUNK) unless on one thread
+        ucol, slot, ucount = _unique_columns(row_ptr, col, n_vertices, n_chunks)
+    fits32 = 9 * len(col) < 2**31 - 1 and 3 * n_vertices < 2**31 - 1
+    index_sample = np.empty(0, np.int32 if fits32 else np.int64)
+    with parallel_chunksize(0 if small else ROW_CHUNK):
+        indptr, indices, data = _csr_layout(row_ptr, ucol, ucount, n_vertices, index_sample)
     return row_ptr, slot, src, ucount, indptr, indices, data
 
 

@@ -3,6 +3,6 @@
 Elasticity on linear tets: ``materials.py`` (registry MATERIALS = NH, SNH, FCR, LCR, LCR_LAGGED, LE;
 ``elastic_energy``, ``elastic_gradient_and_hessian_blocks``, ``needs_inversion_guard``), per-element densities in
 ``constitutive.py``, invariant-based stress/stiffness and analytic PSD projection in ``isotropic.py``, F and
-dF/dx in ``kinematics.py``; ``neohookean.py`` keeps the NH entry points, rest-shape data, Lame parameters and
-the inversion step bound.
+dF/dx in ``kinematics.py``, hand-written 3x3 SVD / symmetric eigensolver / determinants in ``mat3.py``;
+``neohookean.py`` keeps the NH entry points, rest-shape data, Lame parameters and the inversion step bound.
 """

@@ -28,17 +28,18 @@ import numpy as np
 from numba import njit
 
 from .kinematics import rotation_variant_sigma
+from .mat3 import det3, frob2
 
 
 # ------------------------------------------------------------------------------------------------- NH
 @njit(cache=True)
 def neohookean_psi(f: np.ndarray, mu: float, lam: float) -> float:
     """NH energy density [Pa] of F (3, 3); +inf when det F <= 0."""
-    j = np.linalg.det(f)
+    j = det3(f)
     if j <= 0.0:
         return math.inf
     lnj = math.log(j)
-    return 0.5 * mu * (np.sum(f * f) - 3.0) - mu * lnj + 0.5 * lam * lnj * lnj
+    return 0.5 * mu * (frob2(f) - 3.0) - mu * lnj + 0.5 * lam * lnj * lnj
 
 
 @njit(cache=True)
@@ -58,8 +59,8 @@ def neohookean_invariant_derivatives(i1: float, i2: float, i3: float, mu: float,
 def stable_neohookean_psi(f: np.ndarray, mu: float, lam: float) -> float:
     """SNH energy density [Pa] of F (3, 3); finite for inverted F."""
     lam_s = lam + mu
-    jm1 = np.linalg.det(f) - 1.0
-    return 0.5 * mu * (np.sum(f * f) - 3.0) - mu * jm1 + 0.5 * lam_s * jm1 * jm1
+    jm1 = det3(f) - 1.0
+    return 0.5 * mu * (frob2(f) - 3.0) - mu * jm1 + 0.5 * lam_s * jm1 * jm1
 
 
 @njit(cache=True)
@@ -79,7 +80,7 @@ def stable_neohookean_invariant_derivatives(i1: float, i2: float, i3: float, mu:
 def fixed_corotated_psi(f: np.ndarray, mu: float, lam: float) -> float:
     """FCR energy density [Pa] of F (3, 3): mu sum (sigma_i - 1)^2 + lam/2 (J - 1)^2, signed sigma."""
     s = rotation_variant_sigma(f)
-    jm1 = np.linalg.det(f) - 1.0
+    jm1 = det3(f) - 1.0
     return mu * ((s[0] - 1.0) ** 2 + (s[1] - 1.0) ** 2 + (s[2] - 1.0) ** 2) + 0.5 * lam * jm1 * jm1
 
 

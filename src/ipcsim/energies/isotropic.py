@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kinematics import cofactor, i1_hessian, i3_hessian, pair_mode, safe_pair_sum, scaling_mode, vec
+from .kinematics import cofactor, i1_hessian, i3_hessian, pair_mode_into, safe_pair_sum, scaling_mode_into, vec
+from .mat3 import mul3_abt, sym_eig3
 
 
 @njit(cache=True)
@@ -40,7 +41,7 @@ def dpdf_from_invariants(f, u, sigma, v, dpsi, d2psi) -> np.ndarray:
     uses_i1 = dpsi[0] != 0.0 or d2psi[0, 0] != 0.0 or d2psi[0, 1] != 0.0 or d2psi[0, 2] != 0.0
     g = np.zeros((3, 9))
     if uses_i1:
-        g[0] = vec(u @ v.T)
+        g[0] = vec(mul3_abt(u, v))
     g[1] = 2.0 * vec(f)
     g[2] = vec(cofactor(f))
     h = dpsi[2] * i3_hessian(f)
@@ -67,7 +68,14 @@ def sigma_hessian(sigma: np.ndarray, dpsi: np.ndarray, d2psi: np.ndarray) -> np.
         di[0, i] = 1.0
         di[1, i] = 2.0 * sigma[i]
         di[2, i] = sigma[(i + 1) % 3] * sigma[(i + 2) % 3]
-    a = di.T @ d2psi @ di
+    a = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            s = 0.0
+            for p in range(3):
+                for q in range(3):
+                    s += di[p, i] * d2psi[p, q] * di[q, j]
+            a[i, j] = s
     for i in range(3):
         a[i, i] += 2.0 * dpsi[1]
         for j in range(3):
@@ -77,10 +85,11 @@ def sigma_hessian(sigma: np.ndarray, dpsi: np.ndarray, d2psi: np.ndarray) -> np.
 
 
 @njit(cache=True)
-def _add_outer(h: np.ndarray, lam: float, q: np.ndarray) -> None:
+def _add_outer_upper(h: np.ndarray, lam: float, q: np.ndarray) -> None:
+    """Upper triangle of h (9, 9) += lam q q^T."""
     for a in range(9):
         la = lam * q[a]
-        for b in range(9):
+        for b in range(a, 9):
             h[a, b] += la * q[b]
 
 
@@ -88,6 +97,7 @@ def _add_outer(h: np.ndarray, lam: float, q: np.ndarray) -> None:
 def dpdf_projected_from_invariants(u, sigma, v, dpsi, d2psi) -> np.ndarray:
     """PSD projection (9, 9) [Pa] of dP/dF by clamping its analytic eigenvalues at 0 (see module doc)."""
     h = np.zeros((9, 9))
+    q = np.empty(9)
     for p in range(3):
         i = 0 if p < 2 else 1
         j = 1 if p == 0 else 2
@@ -95,13 +105,19 @@ def dpdf_projected_from_invariants(u, sigma, v, dpsi, d2psi) -> np.ndarray:
         lam_twist = 2.0 * dpsi[0] / safe_pair_sum(sigma[i], sigma[j]) + 2.0 * dpsi[1] + sigma[k] * dpsi[2]
         lam_flip = 2.0 * dpsi[1] - sigma[k] * dpsi[2]
         if lam_twist > 0.0:
-            _add_outer(h, lam_twist, pair_mode(u, v, i, j, -1.0))
+            pair_mode_into(u, v, i, j, -1.0, q)
+            _add_outer_upper(h, lam_twist, q)
         if lam_flip > 0.0:
-            _add_outer(h, lam_flip, pair_mode(u, v, i, j, 1.0))
-    alpha, w = np.linalg.eigh(sigma_hessian(sigma, dpsi, d2psi))
+            pair_mode_into(u, v, i, j, 1.0, q)
+            _add_outer_upper(h, lam_flip, q)
+    alpha, w = sym_eig3(sigma_hessian(sigma, dpsi, d2psi))
     for m in range(3):
         if alpha[m] > 0.0:
-            _add_outer(h, alpha[m], scaling_mode(u, v, np.ascontiguousarray(w[:, m])))
+            scaling_mode_into(u, v, w[0, m], w[1, m], w[2, m], q)
+            _add_outer_upper(h, alpha[m], q)
+    for a in range(9):
+        for b in range(a):
+            h[a, b] = h[b, a]
     return h
 
 

@@ -17,6 +17,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .mat3 import mul3, svd3_rv
+
 INV_SQRT2 = 1.0 / math.sqrt(2.0)
 
 
@@ -27,7 +29,7 @@ def deformation_gradient(xs: np.ndarray, dm_inv: np.ndarray) -> np.ndarray:
     for c in range(3):
         for r in range(3):
             ds[r, c] = xs[c + 1, r] - xs[0, r]
-    return ds @ dm_inv
+    return mul3(ds, dm_inv)
 
 
 @njit(cache=True)
@@ -101,46 +103,47 @@ def svd_rv(f: np.ndarray):
     """Rotation-variant SVD of F (3, 3): (U (3, 3), sigma (3,), V (3, 3)) with det U = det V = +1.
 
     sigma is sorted by magnitude, descending; only sigma[2] may be negative (when det F < 0).
+    One-sided Jacobi (mat3.svd3_rv), several times faster than LAPACK on a 3x3 matrix.
     """
-    u, s, vt = np.linalg.svd(f)
-    u = np.ascontiguousarray(u)
-    v = np.ascontiguousarray(vt.T)
-    if np.linalg.det(u) < 0.0:
-        u[:, 2] = -u[:, 2]
-        s[2] = -s[2]
-    if np.linalg.det(v) < 0.0:
-        v[:, 2] = -v[:, 2]
-        s[2] = -s[2]
-    return u, s, v
+    return svd3_rv(f)
 
 
 @njit(cache=True)
 def rotation_variant_sigma(f: np.ndarray) -> np.ndarray:
     """Signed singular values (3,) of F: the last one carries the sign of det F."""
-    s = np.linalg.svd(f)[1]
-    if np.linalg.det(f) < 0.0:
-        s[2] = -s[2]
-    return s
+    return svd3_rv(f)[1]
 
 
 @njit(cache=True)
 def pair_mode(u: np.ndarray, v: np.ndarray, i: int, j: int, sign: float) -> np.ndarray:
     """vec(U (e_i e_j^T + sign e_j e_i^T) V^T) / sqrt(2) (9,): a twist (sign = -1) or flip (sign = +1)."""
     out = np.empty(9)
+    pair_mode_into(u, v, i, j, sign, out)
+    return out
+
+
+@njit(cache=True)
+def pair_mode_into(u: np.ndarray, v: np.ndarray, i: int, j: int, sign: float, out: np.ndarray) -> None:
+    """pair_mode written into out (9,) (no allocation)."""
     for c in range(3):
         for r in range(3):
             out[3 * c + r] = INV_SQRT2 * (u[r, i] * v[c, j] + sign * u[r, j] * v[c, i])
-    return out
 
 
 @njit(cache=True)
 def scaling_mode(u: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
     """vec(U diag(w) V^T) (9,) for a unit 3-vector w: an eigenvector of an isotropic dP/dF's scaling block."""
     out = np.empty(9)
+    scaling_mode_into(u, v, w[0], w[1], w[2], out)
+    return out
+
+
+@njit(cache=True)
+def scaling_mode_into(u: np.ndarray, v: np.ndarray, w0: float, w1: float, w2: float, out: np.ndarray) -> None:
+    """scaling_mode with w = (w0, w1, w2) written into out (9,) (no allocation)."""
     for c in range(3):
         for r in range(3):
-            out[3 * c + r] = u[r, 0] * w[0] * v[c, 0] + u[r, 1] * w[1] * v[c, 1] + u[r, 2] * w[2] * v[c, 2]
-    return out
+            out[3 * c + r] = u[r, 0] * w0 * v[c, 0] + u[r, 1] * w1 * v[c, 1] + u[r, 2] * w2 * v[c, 2]
 
 
 @njit(cache=True)

@@ -43,6 +43,7 @@ from .constitutive import (
 )
 from .isotropic import dpdf_from_invariants, dpdf_projected_from_invariants, pk1_from_invariants
 from .kinematics import deformation_gradient, dfdx, svd_rv, vec
+from .mat3 import det3, frob2, mul3_abt
 
 NH, SNH, FCR, LCR, LCR_LAGGED, LE = 0, 1, 2, 3, 4, 5
 
@@ -121,9 +122,9 @@ def material_pk1_and_dpdf(code: int, f: np.ndarray, mu: float, lam: float, want_
         u, s, v = svd_rv(f)
     else:
         u, s, v = np.eye(3), np.ones(3), np.eye(3)  # not read
-    r = u @ v.T
+    r = mul3_abt(u, v)
     i1 = s[0] + s[1] + s[2]
-    dpsi, d2psi = _invariant_derivatives(code, i1, np.sum(f * f), np.linalg.det(f), mu, lam)
+    dpsi, d2psi = _invariant_derivatives(code, i1, frob2(f), det3(f), mu, lam)
     p = pk1_from_invariants(f, r, dpsi)
     if not want_dpdf:
         return p, empty

@@ -78,24 +78,34 @@ def max_step_without_inversion(x, p, tets, safety) -> float:
     """
     best = np.ones(tets.shape[0])
     for e in prange(tets.shape[0]):
-        a0 = x[tets[e, 0]]
-        d0 = p[tets[e, 0]]
         m0 = np.empty((3, 3))
         m1 = np.empty((3, 3))
+        i0 = tets[e, 0]
         for c in range(3):
-            m0[:, c] = x[tets[e, c + 1]] - a0
-            m1[:, c] = p[tets[e, c + 1]] - d0
-        # det(m0 + t m1) sampled at 4 points -> cubic coefficients
-        ts = np.array([0.0, 1.0, -1.0, 2.0])
-        vals = np.empty(4)
-        for k in range(4):
-            vals[k] = np.linalg.det(m0 + ts[k] * m1)
-        c0 = vals[0]
-        c2 = 0.5 * (vals[1] + vals[2]) - c0
-        c3 = (vals[3] - 2.0 * vals[1] + c0 - 2.0 * c2) / 6.0
-        c1 = vals[1] - c0 - c2 - c3
+            ic = tets[e, c + 1]
+            for r in range(3):
+                m0[r, c] = x[ic, r] - x[i0, r]
+                m1[r, c] = p[ic, r] - p[i0, r]
+        # det(m0 + t m1) sampled at t = 0, 1, -1, 2 -> cubic coefficients
+        v0 = _det_combo(m0, m1, 0.0)
+        v1 = _det_combo(m0, m1, 1.0)
+        vm = _det_combo(m0, m1, -1.0)
+        v2 = _det_combo(m0, m1, 2.0)
+        c0 = v0
+        c2 = 0.5 * (v1 + vm) - c0
+        c3 = (v2 - 2.0 * v1 + c0 - 2.0 * c2) / 6.0
+        c1 = v1 - c0 - c2 - c3
         best[e] = _first_root_in_unit(c3, c2, c1, c0, safety)
     return best.min()
+
+
+@njit(cache=True)
+def _det_combo(m0: np.ndarray, m1: np.ndarray, t: float) -> float:
+    """det(m0 + t m1) of two (3, 3) matrices, written out (no temporary)."""
+    a00, a01, a02 = m0[0, 0] + t * m1[0, 0], m0[0, 1] + t * m1[0, 1], m0[0, 2] + t * m1[0, 2]
+    a10, a11, a12 = m0[1, 0] + t * m1[1, 0], m0[1, 1] + t * m1[1, 1], m0[1, 2] + t * m1[1, 2]
+    a20, a21, a22 = m0[2, 0] + t * m1[2, 0], m0[2, 1] + t * m1[2, 1], m0[2, 2] + t * m1[2, 2]
+    return a00 * (a11 * a22 - a12 * a21) - a01 * (a10 * a22 - a12 * a20) + a02 * (a10 * a21 - a11 * a20)
 
 
 @njit(cache=True)
@@ -111,32 +121,30 @@ def _first_root_in_unit(c3, c2, c1, c0, safety):
     bisecting inside the first piece that crosses is exact up to bisection precision.
     """
     target = 0.1 * c0
-    knots = np.empty(4)
-    knots[0] = 0.0
-    count = 1
-    # critical points: 3 c3 t^2 + 2 c2 t + c1 = 0
+    # critical points: 3 c3 t^2 + 2 c2 t + c1 = 0 (sorted; NaN = absent)
     qa, qb, qc = 3.0 * c3, 2.0 * c2, c1
-    roots = np.empty(2)
-    nr = 0
+    r0 = math.nan
+    r1 = math.nan
     if qa != 0.0:
         disc = qb * qb - 4.0 * qa * qc
         if disc >= 0.0:
             sq = math.sqrt(disc)
-            roots[0] = (-qb - sq) / (2.0 * qa)
-            roots[1] = (-qb + sq) / (2.0 * qa)
-            nr = 2
+            r0 = (-qb - sq) / (2.0 * qa)
+            r1 = (-qb + sq) / (2.0 * qa)
+            if r1 < r0:
+                r0, r1 = r1, r0
     elif qb != 0.0:
-        roots[0] = -qc / qb
-        nr = 1
-    roots[:nr].sort()
-    for i in range(nr):
-        if 0.0 < roots[i] < 1.0:
-            knots[count] = roots[i]
-            count += 1
-    knots[count] = 1.0
-    count += 1
-    for k in range(1, count):
-        lo, hi = knots[k - 1], knots[k]
+        r0 = -qc / qb
+    lo = 0.0
+    for k in range(3):  # the monotone pieces [0, r0], [r0, r1], [r1, 1] (absent/outside knots skipped)
+        if k == 0:
+            hi = r0
+        elif k == 1:
+            hi = r1
+        else:
+            hi = 1.0
+        if not (lo < hi < 1.0) and k < 2:
+            continue
         if _cubic(c3, c2, c1, c0, hi) <= target:
             for _ in range(60):
                 mid = 0.5 * (lo + hi)
@@ -145,4 +153,5 @@ def _first_root_in_unit(c3, c2, c1, c0, safety):
                 else:
                     lo = mid
             return safety * lo
+        lo = hi
     return 1.0

@@ -68,7 +68,8 @@ class PrescribedMotion:
     def is_active(self, t0: float, t1: float) -> bool:
         """True when the motion prescribes its vertices during the step [t0, t1] [s]."""
         a, b = self.time_range
-        return self.obstacle or (a <= t0 and t1 <= b + 1e-12 * max(1.0, abs(b)))
+        # both ends with a round-off tolerance: the solver accumulates t += h, which drifts off the step grid
+        return self.obstacle or (a <= t0 + 1e-12 * max(1.0, abs(a)) and t1 <= b + 1e-12 * max(1.0, abs(b)))
 
     def center_at(self, t: float) -> np.ndarray:
         """Rotation center (3,) [m] at time t [s]."""
@@ -85,9 +86,88 @@ class PrescribedMotion:
         return c0 + self.linear_velocity * tau + (x - c0) @ r.T
 
 
+def rotation_xyz(angles) -> np.ndarray:
+    """IPC's rotation (3, 3) for angles (3,) [rad]: Rx(ax) @ Ry(ay) @ Rz(az) (Eigen AngleAxis product)."""
+    ax, ay, az = (float(a) for a in np.asarray(angles, dtype=np.float64).reshape(3))
+    cx, sx, cy, sy, cz, sz = math.cos(ax), math.sin(ax), math.cos(ay), math.sin(ay), math.cos(az), math.sin(az)
+    r_x = np.array([[1.0, 0.0, 0.0], [0.0, cx, -sx], [0.0, sx, cx]])
+    r_y = np.array([[cy, 0.0, sy], [0.0, 1.0, 0.0], [-sy, 0.0, cy]])
+    r_z = np.array([[cz, -sz, 0.0], [sz, cz, 0.0], [0.0, 0.0, 1.0]])
+    return r_x @ r_y @ r_z
+
+
+class BoundingBoxStepMotion(PrescribedMotion):
+    """IPC 2020's scripted rigid motion (``angularVelocity``/``linearVelocity`` shapes, DBC sets), step by step:
+    each step of length tau [s] rotates the vertices by Rx(wx tau) Ry(wy tau) Rz(wz tau) about the center of
+    their axis-aligned bounding box at the step start, then translates them by linear_velocity * tau. The
+    center therefore follows the box (it drifts for shapes without central symmetry) and the motion depends on
+    the step size, exactly as in IPC's AnimScripter. ``center`` holds the box center at construction (info)."""
+
+    def advance(self, x: np.ndarray, t0: float, t1: float) -> np.ndarray:
+        """Positions (k, 3) [m] at t1 of the vertices that are at x (k, 3) at t0."""
+        tau = self.active_time(t0, t1)
+        if tau == 0.0:
+            return x.copy()
+        c = 0.5 * (x.min(axis=0) + x.max(axis=0))
+        r = rotation_xyz(self.angular_velocity * tau)
+        return c + self.linear_velocity * tau + (x - c) @ r.T
+
+
+class KeyframedMotion:
+    """Vertices following per-frame positions, linearly interpolated in time (a kinematic obstacle whose shape
+    may change, e.g. IPC's ``meshSeq``). Same interface as ``PrescribedMotion`` for ``Control``.
+
+    Args:
+        vertices: (k,) int, full-vertex indices.
+        times: (K,) [s], strictly increasing frame times, K >= 1.
+        positions: (K, k, 3) [m], the vertices' world positions at each frame time.
+    Before times[0] the vertices hold frame 0, after times[-1] the last frame. ``obstacle`` is always True
+    (the vertices are prescribed in every step).
+    """
+
+    obstacle = True
+
+    def __init__(self, vertices, times, positions):
+        self.vertices = np.asarray(vertices, np.int64).reshape(-1)
+        self.times = np.asarray(times, np.float64).reshape(-1)
+        self.positions = np.asarray(positions, np.float64)
+        k, n_frames = len(self.vertices), len(self.times)
+        if n_frames == 0 or not np.all(np.isfinite(self.times)) or np.any(np.diff(self.times) <= 0):
+            raise ValueError(f"keyframe times must be a non-empty, finite, strictly increasing (K,) array [s], "
+                             f"got {self.times.tolist()}")
+        if self.positions.shape != (n_frames, k, 3) or not np.all(np.isfinite(self.positions)):
+            raise ValueError(f"keyframe positions must be a finite ({n_frames}, {k}, 3) array [m], "
+                             f"got shape {self.positions.shape}")
+
+    @property
+    def time_range(self) -> tuple[float, float]:
+        """(first frame time, last frame time) [s]: the vertices move only inside it."""
+        return float(self.times[0]), float(self.times[-1])
+
+    def is_active(self, t0: float, t1: float) -> bool:
+        """Always True: keyframed vertices are prescribed in every step (held outside the frame range)."""
+        return True
+
+    def positions_at(self, t: float) -> np.ndarray:
+        """World positions (k, 3) [m] at time t [s] (linear between frames, held outside)."""
+        ts = self.times
+        if t <= ts[0]:
+            return self.positions[0].copy()
+        if t >= ts[-1]:
+            return self.positions[-1].copy()
+        i = int(np.searchsorted(ts, t, side="right")) - 1
+        w = (t - ts[i]) / (ts[i + 1] - ts[i])
+        return (1.0 - w) * self.positions[i] + w * self.positions[i + 1]
+
+    def advance(self, x: np.ndarray, t0: float, t1: float) -> np.ndarray:
+        """Positions (k, 3) [m] at t1 (the keyframes decide; x (k, 3) at t0 is ignored)."""
+        return self.positions_at(t1)
+
+
 @dataclass
 class NeumannLoad:
-    """A force [N] applied to each vertex of a set during a time range [s]."""
+    """A force [N] applied to each vertex of a set during a time range [s]: ``force`` is (3,) (the same on
+    every vertex) or (k, 3) (one row per vertex, e.g. lumped mass x acceleration)."""
 
     vertices: np.ndarray
     force: np.ndarray
@@ -136,14 +216,18 @@ class DofMap:
 
     x_surface = S x with S the selection ``mesh.full_vertex_index``; obstacle vertices are rows of x that
     are never unknowns (``prescribed``), so x = P q + x_prescribed and x_surface = S P q + S x_prescribed.
+    ``surface_coordinates`` (3 n_surface,) are the full coordinates of S's rows; ``free_pattern`` caches the
+    sparsity pattern of the Newton matrix's free block (``reduction.SystemMatrix.free_block``).
     """
 
     def __init__(self, full_vertex_index: np.ndarray, n_vertices: int):
         self.index = np.asarray(full_vertex_index, np.int64)
         self.n_vertices = int(n_vertices)
         rows = (3 * self.index[:, None] + np.arange(3)).ravel()
+        self.surface_coordinates = rows  # (3 n_surface,) int64: full coordinate of each surface coordinate
         self.S = sp.csr_matrix((np.ones(rows.size), (np.arange(rows.size), rows)),
                                shape=(rows.size, 3 * self.n_vertices))
+        self.free_pattern = None  # cache of ``reduction.SystemMatrix.free_block`` (last free mask's pattern)
 
     def surface(self, x: np.ndarray) -> np.ndarray:
         """x_surface (n_surface, 3) [m] from full positions x (n, 3) [m]."""

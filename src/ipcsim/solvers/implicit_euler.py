@@ -1,8 +1,11 @@
-"""Implicit Euler (or quasi-static) with IPC contact: projected Newton on the barrier-augmented incremental
-potential, with lagged friction and prescribed motions.
+"""Implicit Euler, Newmark (or quasi-static) with IPC contact: projected Newton on the barrier-augmented
+incremental potential, with lagged friction, prescribed motions and optional lagged Rayleigh damping.
 
-    E(x) = 1/2 (x - x_hat)^T M (x - x_hat) + h^2 (Psi(x) + kappa B(x) + D(x) - f_ext . x)
+    E(x) = 1/2 (x - x_hat)^T M (x - x_hat) + h^2 (Psi(x) + kappa B(x) + D(x) - f_ext . x) [+ E_d(x)]
     x_hat = x^t + h v^t,    f_ext = M g + Neumann loads
+
+Newmark replaces x_hat by x^t + h v^t + h^2 (1/2 - beta) a^t and h^2 by beta h^2; E_d is IPC's lagged Rayleigh
+damping term (``ipcsim.solvers.integrators`` has the formulas, units and velocity/acceleration updates).
 
 B is the barrier potential on the collision surface (the h^2 factor multiplies the barrier too, 001 §4), in the
 convergent formulation by default (area weights, improved max approximator, physical barrier scaled by
@@ -27,7 +30,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..contact.barrier_potential import barrier_potential, barrier_potential_gradient, barrier_potential_hessian
 from ..contact.broad_phase import build_candidates
@@ -39,7 +41,10 @@ from ..contact.stiffness import minimum_distance_squared
 from ..model import Model, State
 from .boundary import DofMap
 from .elastic import ElasticTerm
+from .integrators import LaggedRayleighDamping, check_damping_ratio, make_integrator
+from .linear import forget_history as forget_linear_history
 from .linear import solve_spd
+from .reduction import SystemMatrix
 
 
 @dataclass
@@ -114,27 +119,39 @@ class StepStats:
 
 
 class ImplicitEulerSolver:
-    """Advances a Model's State by one implicit Euler step (or one quasi-static load step) with IPC contact
-    (no intersection, no inversion), lagged friction, prescribed motions and Neumann loads.
+    """Advances a Model's State by one implicit Euler or Newmark step (or one quasi-static load step) with IPC
+    contact (no intersection, no inversion), lagged friction, prescribed motions, Neumann loads and optional
+    lagged Rayleigh damping.
 
     Args:
         model: the scene; contact: barrier parameters; friction: None or ``FrictionParameters``;
         tol: Newton tolerance (relative to the bounding-box diagonal, per second of step);
         quasi_static: drop inertia (each step solves the equilibrium at the step's end time);
+        integrator: "implicit_euler" (default) or "newmark"; newmark_beta (0, 1/2], newmark_gamma [1/2, 1]:
+            Newmark's parameters (IPC's defaults 1/4, 1/2); the State's acceleration ``a`` carries Newmark's
+            history (see ``ipcsim.solvers.integrators``);
+        damping_ratio: IPC's dampingRatio in [0, 1] (0: no damping): lagged Rayleigh damping with
+            dampingStiff = 0.75 damping_ratio h^3 [s^3] (not with quasi_static);
         sanity_check: run ``ipcsim.sanity.check_scene`` on the state of the first step (ValueError on inverted or
             degenerate tets, non-manifold surfaces, initial intersections; SanityWarning when closer than dhat).
     """
 
     def __init__(self, model: Model, contact: ContactParameters | None = None, tol: float = 1e-2,
-                 max_newton_iterations: int = 100, linear_backend: str = "auto",
+                 max_newton_iterations: int = 1000, linear_backend: str = "auto",
                  friction: FrictionParameters | None = None, quasi_static: bool = False,
-                 sanity_check: bool = True):
+                 sanity_check: bool = True, integrator: str = "implicit_euler", newmark_beta: float = 0.25,
+                 newmark_gamma: float = 0.5, damping_ratio: float = 0.0):
         self.model = model
         self.contact = contact or ContactParameters()
         self.kappa = (self.contact.kappa if self.contact.kappa is not None
                       else 0.1 * float(np.mean(model.youngs_modulus)))
         self.friction = friction if friction is not None and friction.enabled else None
         self.quasi_static = bool(quasi_static)
+        self.integrator = make_integrator(integrator, quasi_static=self.quasi_static, newmark_beta=newmark_beta,
+                                          newmark_gamma=newmark_gamma)
+        self.damping_ratio = check_damping_ratio(damping_ratio)
+        if self.quasi_static and self.damping_ratio > 0.0:
+            raise ValueError("damping_ratio needs a dynamic integrator (quasi_static=True has no time scale)")
         self.tol = tol
         self.max_newton_iterations = max_newton_iterations
         self.linear_backend = linear_backend
@@ -146,11 +163,21 @@ class ImplicitEulerSolver:
         conv = self.contact.convergent
         self._build_args = dict(use_area_weighting=conv, use_improved_max_approximator=conv)
         self._barrier_args = dict(stiffness=self.kappa, use_physical_barrier=conv)
-        self._unchecked = bool(sanity_check)
+        #: run ``ipcsim.sanity.check_scene`` at the next step (set False when the caller has checked the scene)
+        self.check_on_first_step = bool(sanity_check)
         # per-step data (set in step)
         self._fc = None
         self._fp = None
         self._xs_lag = None
+        self._damping = None
+
+    def forget_history(self) -> None:
+        """Drop the caches kept across steps (the free-dof sparsity pattern, the linear solver's analysis and
+        ordering): their explicit zeros and orderings change the round-off, and each step must be a function of
+        its input state alone so that a run resumed from a checkpoint equals an uninterrupted one. Called at the
+        start of every ``step``."""
+        self.dofs.free_pattern = None
+        forget_linear_history()
 
     def _surface(self, x: np.ndarray) -> np.ndarray:
         return self.dofs.surface(x)
@@ -160,8 +187,8 @@ class ImplicitEulerSolver:
                                 candidates=candidates, **self._build_args)
 
     def _weights(self, h):
-        """(inertia weight, potential weight): (1, h^2) dynamic, (0, 1) quasi-static."""
-        return (0.0, 1.0) if self.quasi_static else (1.0, h * h)
+        """(inertia weight, potential weight): (1, h^2) implicit Euler, (1, beta h^2) Newmark, (0, 1) quasi-static."""
+        return self.integrator.weights(h)
 
     def energy(self, x, x_hat, h, candidates, f_ext=None) -> float:
         """E(x) of the module docstring [kg m^2] (quasi-static: [J]) at full positions x (n, 3) [m], with the
@@ -178,14 +205,15 @@ class ImplicitEulerSolver:
         coll = self._collisions(x, candidates)
         b = barrier_potential(coll, m.collision_mesh, xs, **self._barrier_args) if len(coll) else 0.0
         d = self._fp(self._fc, xs - self._xs_lag) if self._fc is not None and len(self._fc) else 0.0
-        return inertia + wp * (psi + b + d - float(np.sum(f_ext * x)))
+        damping = self._damping.energy(x) if self._damping is not None else 0.0
+        return inertia + wp * (psi + b + d - float(np.sum(f_ext * x))) + damping
 
     def _gradient_hessian(self, x, x_hat, h, candidates, f_ext):
         m = self.model
         wi, wp = self._weights(h)
         ge, he = self.elastic.gradient_and_hessian(x)
         grad = wi * (m.mass[:, None] * (x - x_hat)).ravel() + wp * (ge - f_ext.ravel())
-        hess = wp * he + sp.diags(wi * np.repeat(m.mass, 3))
+        hess = SystemMatrix(self.dofs, he, wp, wi * np.repeat(m.mass, 3))
         t0 = time.perf_counter()
         xs = self._surface(x)
         coll = self._collisions(x, candidates)
@@ -193,12 +221,15 @@ class ImplicitEulerSolver:
             gb = barrier_potential_gradient(coll, m.collision_mesh, xs, **self._barrier_args)
             hb = barrier_potential_hessian(coll, m.collision_mesh, xs, project="analytic", **self._barrier_args)
             grad += wp * self.dofs.pull_gradient(gb)
-            hess = hess + wp * self.dofs.pull_hessian(hb)
+            hess.add_surface(wp, hb)
         if self._fc is not None and len(self._fc):
             u = xs - self._xs_lag
             grad += wp * self.dofs.pull_gradient(self._fp.gradient(self._fc, u))
-            hess = hess + wp * self.dofs.pull_hessian(self._fp.hessian(self._fc, u, project="clamp"))
-        return grad, hess.tocsr(), time.perf_counter() - t0
+            hess.add_surface(wp, self._fp.hessian(self._fc, u, project="clamp"))
+        if self._damping is not None:
+            grad += self._damping.gradient(x)
+            hess.add_full(1.0, self._damping.hessian())
+        return grad, hess, time.perf_counter() - t0
 
     def _lag_friction(self, x, h):
         """Freeze lambda, closest points and tangent frames at x (IPC's lagging)."""
@@ -211,22 +242,43 @@ class ImplicitEulerSolver:
                                             use_physical_barrier=self.contact.convergent)
         self._fp = FrictionPotential(self.friction.eps_v, h)
 
+    def consistent_acceleration(self, state: State) -> np.ndarray:
+        """a = M^-1 f(x) (n, 3) [m/s^2] at the state's positions and time: gravity, Neumann loads, elastic and
+        barrier forces (friction is zero at rest); 0 on prescribed and massless vertices. Assign it to
+        ``state.a`` before the first Newmark step for a consistent start (the default a = 0 is IPC's)."""
+        m = self.model
+        f = m.mass[:, None] * m.gravity + m.control.external_forces(m.n_vertices, state.t)
+        ge, _ = self.elastic.gradient_and_hessian(state.x)
+        f -= ge.reshape(-1, 3)
+        xs = self._surface(state.x)
+        candidates = build_candidates(m.collision_mesh, xs, None, inflation_radius=0.5 * self.contact.dhat)
+        coll = self._collisions(state.x, candidates)
+        if len(coll):
+            gb = barrier_potential_gradient(coll, m.collision_mesh, xs, **self._barrier_args)
+            f -= self.dofs.pull_gradient(gb).reshape(-1, 3)
+        free = ~m.control.prescribed_mask(m.fixed, state.t, state.t) & (m.mass > 0)
+        a = np.zeros_like(f)
+        a[free] = f[free] / m.mass[free, None]
+        return a
+
     def step(self, state_in: State, state_out: State, dt: float) -> StepStats:
-        """One step of size dt [s] from state_in into state_out (velocities (x - x^t) / dt)."""
+        """One step of size dt [s] from state_in into state_out: positions, then velocities and accelerations
+        by the integrator (implicit Euler: v = (x - x^t) / dt)."""
         m = self.model
         stats = StepStats(kappa=self.kappa)
         t_start = time.perf_counter()
         h = float(dt)
         if not (h > 0.0 and math.isfinite(h)):
             raise ValueError(f"time step must be positive and finite, got {dt}")
-        if self._unchecked:
+        if self.check_on_first_step:
             from ..sanity import check_scene
 
             check_scene(m, state_in, self.contact.dhat)
-            self._unchecked = False
+            self.check_on_first_step = False
+        self.forget_history()
         t0_, t1_ = state_in.t, state_in.t + h
         x_t = state_in.x
-        x_hat = x_t + h * state_in.v
+        x_hat = self.integrator.predictor(x_t, state_in.v, state_in.a, h)
         prescribed = m.control.prescribed_mask(m.fixed, t0_, t1_)
         target = m.control.targets(x_t, t0_, t1_)
         f_ext = m.mass[:, None] * m.gravity + m.control.external_forces(m.n_vertices, t1_)
@@ -236,6 +288,10 @@ class ImplicitEulerSolver:
             check_quasi_static_support(m, x_t, prescribed, self.contact.dhat)
         self._xs_lag = self._surface(x_t)
         self._fc = None
+        self._damping = None
+        if self.damping_ratio > 0.0:
+            _, k_t = self.elastic.gradient_and_hessian(x_t)
+            self._damping = LaggedRayleighDamping.from_ratio(k_t, x_t, self.damping_ratio, h)
         x = x_t.copy()
         for lag in range(self.friction.lagging_iterations if self.friction else 1):
             if self.friction:
@@ -250,9 +306,8 @@ class ImplicitEulerSolver:
         if len(coll):
             stats.min_distance = math.sqrt(minimum_distance_squared(coll, m.collision_mesh, xs))
         stats.energy = e
-        state_out.x = x
-        state_out.v = (x - x_t) / h
-        state_out.t = t1_
+        v, a = self.integrator.update(x_t, state_in.v, state_in.a, x, x_hat, h, prescribed)
+        state_out.x, state_out.v, state_out.a, state_out.t = x, v, a, t1_
         stats.time_other = (time.perf_counter() - t_start - stats.time_contact - stats.time_linear_solve
                             - stats.time_ccd - stats.time_line_search)
         return stats
@@ -273,15 +328,18 @@ class ImplicitEulerSolver:
             arrived = not np.any(p)
             rhs = -grad[free]
             if not arrived:
-                rhs -= hess[free][:, ~free] @ p[~free]
+                rhs -= hess.prescribed_coupling(free, p)
             if free.any():
-                p[free] = solve_spd(hess[free][:, free], rhs, self.linear_backend)
+                p[free] = solve_spd(hess.free_block(free), rhs, self.linear_backend)
                 if not np.all(np.isfinite(p)):
                     raise ValueError("Newton system is singular (non-finite search direction)")
             stats.time_linear_solve += time.perf_counter() - t0
             p = p.reshape(-1, 3)
             stats.newton_iterations += 1
-            if arrived and np.max(np.abs(p)) / h < self.tol * self._bbox:
+            # IPC's criterion; but the first direction is always taken, else a body whose per-step velocity
+            # change is below tol (g h < tol * bbox at small h) would never leave rest
+            small = arrived and np.max(np.abs(p)) / h < self.tol * self._bbox
+            if small and it > 0:
                 stats.converged = True
                 break
             t0 = time.perf_counter()
@@ -308,4 +366,7 @@ class ImplicitEulerSolver:
             stats.time_line_search += time.perf_counter() - t0
             e = e_new
             stats.history.append((it, alpha, e))
+            if small:
+                stats.converged = True
+                break
         return x, e

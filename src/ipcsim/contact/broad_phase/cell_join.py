@@ -516,8 +516,9 @@ def cell_pairs6(q_data: tuple, e_data: tuple, self_query: bool, cell_size: float
         previous = nb.get_num_threads()
         nb.set_num_threads(threads)
         try:
-            pairs = cell_join_pairs(q_data, e_data, bool(self_query), float(cell_size), guess + guess // 8 + 64,
-                                    4 * threads)
+            with nb.parallel_chunksize(1):  # dynamic scheduling: robust to a core shared with another process
+                pairs = cell_join_pairs(q_data, e_data, bool(self_query), float(cell_size), guess + guess // 8 + 64,
+                                        4 * threads)
         finally:
             nb.set_num_threads(previous)
     else:

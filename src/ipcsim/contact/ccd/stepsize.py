@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, parallel_chunksize, prange
 
 from ..broad_phase.threads import numba_threads, threads_for
 from ..collisions_data import EE, EV, FV, VV
@@ -241,6 +241,7 @@ def compute_collision_free_stepsize(
         faces, edges = _connectivity(mesh)
         with numba_threads(threads_for(m)) as threads:  # small inputs: one thread (see broad_phase.threads)
             n_chunks = max(1, min(m, threads * _CHUNKS_PER_THREAD))
-            alpha = earliest_candidate_toi(vf, ee, ev, vv, faces, edges, x0, x1, min_distance, s,
-                                           int(max_iterations), n_chunks, alpha)
+            with parallel_chunksize(1):  # dynamic scheduling: robust to a core shared with another process
+                alpha = earliest_candidate_toi(vf, ee, ev, vv, faces, edges, x0, x1, min_distance, s,
+                                               int(max_iterations), n_chunks, alpha)
     return float(alpha)

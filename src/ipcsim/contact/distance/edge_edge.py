@@ -55,7 +55,7 @@ def ee_value(ea0, ea1, eb0, eb1, dtype):
     return _ll_value(ea0, ea1, eb0, eb1)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def ee_gradient(ea0, ea1, eb0, eb1, dtype, out):
     """``edge_edge_distance_squared_gradient_into`` on 3-tuples (out unchecked)."""
     dtype = _resolve(ea0, ea1, eb0, eb1, dtype)

@@ -1,0 +1,450 @@
+"""Loading scenes (JSON format v1 or IPC scripts) into a resolved dict, and building simulations from it.
+
+``load_scene(path)`` validates the file (``ipcsim.scene.schema``), reads every mesh, fills every default, makes
+mesh paths absolute and turns relative dhat/eps_v into absolute values; the result is ``Scene.data``, a dict
+that reloads to the identical Scene. ``Scene.build()`` assembles the Model with ``ModelBuilder`` and configures
+the solver. All user errors are ``SceneError`` with one line naming the file and the key path.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import SceneError, key_path, scene_error
+from .mesh_files import MeshFileError, read_body_mesh, read_keyframe, read_mesh_data
+from .placement import bbox_diagonal, place, select_in_box, world_box
+from .schema import SCENE_FORMAT, validate
+
+DEFAULTS = {
+    "time": {"end": 5.0, "dt": 0.025},
+    "gravity": [0.0, -9.81, 0.0],
+    "contact": {"kappa": None, "convergent": True},
+    "friction": {"mu": 0.0, "lagging_iterations": 1},
+    "solver": {"tol": 1e-2, "max_newton_iterations": 1000, "linear_solver": "auto"},
+    "output": {"every": 1, "volume": False, "render": False, "checkpoint_every": 10},
+    "transform": {"scale": 1.0, "rotation": [0.0, 0.0, 0.0], "translation": [0.0, 0.0, 0.0]},
+    "material": {"model": "NH", "density": 1000.0, "youngs_modulus": 1e5, "poisson_ratio": 0.4},
+    "half_space": {"origin": [0.0, 0.0, 0.0], "normal": [0.0, 1.0, 0.0], "friction": 0.0},
+}
+DHAT_RELATIVE = 1e-3  # default dhat: this fraction of the scene's bounding-box diagonal (IPC)
+EPS_V_RELATIVE = 1e-3  # default eps_v: this fraction of the diagonal per second (IPC)
+BOX_RESOLUTION = [4, 4, 4]
+NEWMARK = {"beta": 0.25, "gamma": 0.5}
+
+
+@dataclass
+class _Geometry:
+    """A mesh read for a body or obstacle: model-space vertices (n, 3), elements (None for points), the placed
+    vertices (n, 3) [m], and for keyframed obstacles (times (K,) [s], positions (K, n, 3) [m])."""
+
+    vertices: np.ndarray
+    elements: np.ndarray | None
+    placed: np.ndarray
+    keyframes: tuple | None = None
+
+
+def _filled(defaults: dict, given: dict | None) -> dict:
+    out = copy.deepcopy(defaults)
+    out.update(copy.deepcopy(given or {}))
+    return out
+
+
+def _abs_path(base_dir: Path, path: str) -> str:
+    return os.path.normpath(os.path.join(os.fspath(base_dir), os.path.expanduser(path)))
+
+
+def _time_range(value) -> tuple[float, float]:
+    t0, t1 = value
+    return float(t0), math.inf if t1 is None else float(t1)
+
+
+class Scene:
+    """A validated, fully resolved scene.
+
+    Attributes:
+        data: the resolved scene dict (format v1): every default filled in, absolute mesh paths, absolute
+            "dhat" [m] and "eps_v" [m/s], "format" and "name" set. ``json.dumps(data)`` reloads identically.
+        source: the file name used in error messages; base_dir: directory relative mesh paths were read from.
+        bbox_diagonal: [m] of all placed bodies and obstacles together (half spaces excluded).
+    """
+
+    def __init__(self, data: dict, source: str, base_dir: Path, geometry: dict, bbox: float):
+        self.data = data
+        self.source = source
+        self.base_dir = base_dir
+        self.bbox_diagonal = bbox
+        self._geometry = geometry
+
+    @classmethod
+    def from_dict(cls, data: dict, base_dir=".", source: str = "<dict>") -> "Scene":
+        """Validate and resolve a scene dict; relative mesh paths are taken from base_dir. ``source`` names the
+        scene in error messages and gives the default name (its file stem). Raises SceneError."""
+        data = _plain(data)
+        validate(data, source)
+        return _Resolver(data, Path(base_dir), source).resolve()
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The resolved scene as JSON text (what ``OUT/scene.json`` holds)."""
+        return json.dumps(self.data, indent=indent)
+
+    @property
+    def name(self) -> str:
+        """The scene name."""
+        return self.data["name"]
+
+    def build(self):
+        """Assemble the simulation: ``ipcsim.runner.Simulation`` with model, initial state, solver (an
+        ``ImplicitEulerSolver`` configured from contact/friction/solver/integrator), dt and end_time [s], output
+        dict, name, body_names and obstacle_names. Raises SceneError naming the key path when the model
+        rejects something (e.g. a selection box holding no vertex)."""
+        return _build(self)
+
+    def __repr__(self) -> str:
+        d = self.data
+        return (f"Scene({d['name']!r}: {len(d['bodies'])} bodies, {len(d['obstacles'])} obstacles, "
+                f"{len(d['half_spaces'])} half spaces)")
+
+
+def _plain(value):
+    """A deep copy of a scene dict with JSON types only: tuples and arrays become lists, NumPy scalars numbers."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _json_pairs(source: str):
+    def hook(pairs):
+        out = {}
+        for k, v in pairs:
+            if k in out:
+                raise scene_error(source, [], f"duplicate key {k!r} in a JSON object")
+            out[k] = v
+        return out
+    return hook
+
+
+def load_scene(path) -> Scene:
+    """Load a scene file: .json (format v1, see docs/scenes.md) or .txt (an IPC 2020 script, converted by
+    ``ipcsim.scene.ipc_script.parse_script``). Raises SceneError (a ValueError) with a one-line message."""
+    path = Path(path)
+    source = os.fspath(path)
+    suffix = path.suffix.lower()
+    if suffix == ".txt":
+        try:
+            from .ipc_script import parse_script
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.ipc_script":
+                raise
+            raise scene_error(source, [], "IPC scripts need ipcsim.scene.ipc_script, which this build lacks") from None
+        return Scene.from_dict(parse_script(path), path.parent, source)
+    if suffix != ".json":
+        raise scene_error(source, [], f"unknown scene file type {path.suffix or '(none)'!r}: expected .json "
+                                      "(ipcsim scene) or .txt (IPC script)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise scene_error(source, [], f"cannot read scene file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise scene_error(source, [], f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        data = json.loads(text, object_pairs_hook=_json_pairs(source))
+    except json.JSONDecodeError as exc:
+        raise SceneError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    return Scene.from_dict(data, path.parent, source)
+
+
+class _Resolver:
+    """Fills defaults, reads meshes, places them, and converts relative contact parameters (one pass)."""
+
+    def __init__(self, raw: dict, base_dir: Path, source: str):
+        self.raw, self.base_dir, self.source = raw, base_dir, source
+        self.names: dict[str, list] = {}
+        self.cache: dict[tuple, object] = {}
+
+    def error(self, path, message) -> SceneError:
+        return scene_error(self.source, path, message)
+
+    def _unique_name(self, name: str, path: list) -> str:
+        if name in self.names:
+            raise self.error(path + ["name"], f"duplicate name {name!r} (also {key_path(self.names[name])})")
+        self.names[name] = path
+        return name
+
+    def _read(self, reader, mesh: str, full: str, path: list):
+        """reader(full), each file read once per scene (callers copy before changing the arrays)."""
+        key = (reader.__name__, full)
+        if key not in self.cache:
+            try:
+                self.cache[key] = reader(full)
+            except MeshFileError as exc:
+                raise self.error(path, f"cannot read {mesh!r}: {exc}") from None
+        return self.cache[key]
+
+    def resolve(self) -> Scene:
+        raw = self.raw
+        default_name = "scene" if self.source.startswith("<") else Path(self.source).stem
+        data = {"format": SCENE_FORMAT, "name": raw.get("name", default_name),
+                "time": _filled(DEFAULTS["time"], raw.get("time")),
+                "gravity": list(raw.get("gravity", DEFAULTS["gravity"])),
+                "integrator": self._integrator(raw.get("integrator", {}))}
+        geometry: dict = {}
+        bodies = [self._body(b, i, geometry) for i, b in enumerate(raw["bodies"])]
+        obstacles = [self._obstacle(o, i, geometry) for i, o in enumerate(raw.get("obstacles", []))]
+        bbox = bbox_diagonal([g.placed for g in geometry.values()])
+        if not bbox > 0.0:
+            raise self.error("bodies", "the scene's bounding box is a single point (all vertices coincide)")
+        data["contact"] = self._contact(raw.get("contact", {}), bbox)
+        data["friction"] = self._friction(raw.get("friction", {}), bbox)
+        data["solver"] = _filled(DEFAULTS["solver"], raw.get("solver"))
+        data["bodies"] = bodies
+        data["obstacles"] = obstacles
+        data["half_spaces"] = [_filled(DEFAULTS["half_space"], h) for h in raw.get("half_spaces", [])]
+        data["output"] = _filled(DEFAULTS["output"], raw.get("output"))
+        return Scene(data, self.source, self.base_dir, geometry, bbox)
+
+    @staticmethod
+    def _integrator(given: dict) -> dict:
+        kind = given.get("type", "implicit_euler")
+        out = {"type": kind}
+        if kind == "newmark":
+            out.update({k: given.get(k, v) for k, v in NEWMARK.items()})
+        out["damping_ratio"] = given.get("damping_ratio", 0.0)
+        return out
+
+    @staticmethod
+    def _contact(given: dict, bbox: float) -> dict:
+        dhat = given["dhat"] if "dhat" in given else given.get("dhat_relative", DHAT_RELATIVE) * bbox
+        return {"dhat": dhat, **_filled(DEFAULTS["contact"], {k: v for k, v in given.items()
+                                                               if k not in ("dhat", "dhat_relative")})}
+
+    @staticmethod
+    def _friction(given: dict, bbox: float) -> dict:
+        eps_v = given["eps_v"] if "eps_v" in given else given.get("eps_v_relative", EPS_V_RELATIVE) * bbox
+        rest = _filled(DEFAULTS["friction"], {k: v for k, v in given.items() if k not in ("eps_v", "eps_v_relative")})
+        return {"mu": rest["mu"], "eps_v": eps_v, "lagging_iterations": rest["lagging_iterations"]}
+
+    def _mesh(self, mesh, path: list, body: bool) -> tuple[object, np.ndarray, np.ndarray | None]:
+        """(resolved mesh entry, model-space vertices, elements)."""
+        from ..model import box_tet_mesh
+
+        if isinstance(mesh, dict):
+            box = {"size": list(mesh["box"]["size"]), "resolution": list(mesh["box"].get("resolution",
+                                                                                             BOX_RESOLUTION))}
+            v, t = box_tet_mesh(box["size"], box["resolution"])
+            return {"box": box}, v, t
+        full = _abs_path(self.base_dir, mesh)
+        if body:
+            v, t = self._read(read_body_mesh, mesh, full, path)
+            used = np.zeros(len(v), bool)
+            used[t.ravel()] = True
+            if not used.all():
+                raise self.error(path, f"cannot use {mesh!r}: vertex {int(np.flatnonzero(~used)[0])} belongs to "
+                                       f"no tet ({int((~used).sum())} such vertices)")
+            return full, v, t
+        m = self._read(read_mesh_data, mesh, full, path)
+        return full, m.vertices, m.elements
+
+    def _transform(self, given: dict | None) -> dict:
+        return _filled(DEFAULTS["transform"], given)
+
+    def _body(self, raw: dict, i: int, geometry: dict) -> dict:
+        path = ["bodies", i]
+        name = self._unique_name(raw.get("name", f"body{i}"), path)
+        mesh, v, t = self._mesh(raw["mesh"], path + ["mesh"], body=True)
+        transform = self._transform(raw.get("transform"))
+        placed = place(v, transform)
+        init = _filled({"linear": [0.0, 0.0, 0.0], "angular": [0.0, 0.0, 0.0]}, raw.get("initial_velocity"))
+        out = {"name": name, "mesh": mesh, "transform": transform,
+               "material": _filled(DEFAULTS["material"], raw.get("material")), "initial_velocity": init,
+               "dirichlet": [self._dirichlet(d, path + ["dirichlet", j], placed)
+                             for j, d in enumerate(raw.get("dirichlet", []))],
+               "neumann": [self._neumann(d, path + ["neumann", j], placed)
+                           for j, d in enumerate(raw.get("neumann", []))]}
+        geometry[("body", i)] = _Geometry(v, t, placed)
+        return out
+
+    def _selection(self, raw: dict, path: list, placed: np.ndarray) -> dict:
+        if "box" in raw:
+            box = {"min": list(raw["box"]["min"]), "max": list(raw["box"]["max"]),
+                   "relative": raw["box"].get("relative", True)}
+            if len(select_in_box(placed, *world_box(box, placed))) == 0:
+                where = "relative to the body's bounding box" if box["relative"] else "in world coordinates [m]"
+                raise self.error(path + ["box"], f"the box ({where}) holds no vertex of the body")
+            return {"box": box}
+        idx = list(raw["indices"])
+        if max(idx) >= len(placed):
+            raise self.error(path + ["indices"], f"vertex index {max(idx)} out of range (the mesh has "
+                                                 f"{len(placed)} vertices)")
+        return {"indices": idx}
+
+    def _dirichlet(self, raw: dict, path: list, placed: np.ndarray) -> dict:
+        out = self._selection(raw, path, placed)
+        out.update({"velocity": list(raw.get("velocity", [0.0, 0.0, 0.0])),
+                    "angular_velocity": list(raw.get("angular_velocity", [0.0, 0.0, 0.0])),
+                    "center": raw.get("center"), "time_range": list(raw.get("time_range", [0.0, None]))})
+        return out
+
+    def _neumann(self, raw: dict, path: list, placed: np.ndarray) -> dict:
+        out = self._selection(raw, path, placed)
+        key = "acceleration" if "acceleration" in raw else "force"
+        out.update({key: list(raw[key]), "time_range": list(raw.get("time_range", [0.0, None]))})
+        return out
+
+    def _obstacle(self, raw: dict, i: int, geometry: dict) -> dict:
+        path = ["obstacles", i]
+        name = self._unique_name(raw.get("name", f"obstacle{i}"), path)
+        mesh, v, elements = self._mesh(raw["mesh"], path + ["mesh"], body=False)
+        transform = self._transform(raw.get("transform"))
+        placed = place(v, transform)
+        out = {"name": name, "mesh": mesh, "transform": transform,
+               "velocity": list(raw.get("velocity", [0.0, 0.0, 0.0])),
+               "angular_velocity": list(raw.get("angular_velocity", [0.0, 0.0, 0.0])),
+               "center": raw.get("center"), "time_range": list(raw.get("time_range", [0.0, None])),
+               "keyframes": None}
+        frames = None
+        if raw.get("keyframes") is not None:
+            kf = raw["keyframes"]
+            files = [_abs_path(self.base_dir, f) for f in kf["files"]]
+            positions = []
+            for j, (given, full) in enumerate(zip(kf["files"], files)):
+                x = self._read(read_keyframe, given, full, path + ["keyframes", "files", j])
+                if x.shape != placed.shape:
+                    raise self.error(path + ["keyframes", "files", j],
+                                     f"{given!r} has {len(x)} vertices, the obstacle mesh {len(placed)}")
+                positions.append(x)
+            out["keyframes"] = {"files": files, "dt": kf["dt"]}
+            frames = (np.arange(len(files)) * float(kf["dt"]), np.stack(positions))
+        geometry[("obstacle", i)] = _Geometry(v, elements, placed, frames)
+        return out
+
+
+def _accepts(func, name: str) -> bool:
+    return name in inspect.signature(func).parameters
+
+
+def _build(scene: Scene):
+    from ..model import ModelBuilder
+
+    data, geo = scene.data, scene._geometry
+
+    def error(path, message):
+        return scene_error(scene.source, path, message)
+
+    builder = ModelBuilder(gravity=data["gravity"])
+    for i, hs in enumerate(data["half_spaces"]):
+        n = np.asarray(hs["normal"], np.float64)
+        n = n / np.linalg.norm(n)
+        builder.add_ground(float(np.dot(hs["origin"], n)), n)
+    for i, body in enumerate(data["bodies"]):
+        path = ["bodies", i]
+        g = geo[("body", i)]
+        mat = body["material"]
+        try:
+            bid = builder.add_body(g.placed, g.elements, density=float(mat["density"]),
+                                   youngs_modulus=float(mat["youngs_modulus"]),
+                                   poisson_ratio=float(mat["poisson_ratio"]), material=mat["model"],
+                                   velocity=body["initial_velocity"]["linear"],
+                                   angular_velocity=body["initial_velocity"]["angular"])
+        except ValueError as exc:
+            raise error(path, str(exc)) from None
+        for j, d in enumerate(body["dirichlet"]):
+            p = path + ["dirichlet", j]
+            try:
+                builder.add_dirichlet(bid, **_selection_kwargs(d, g.placed), velocity=d["velocity"],
+                                      angular_velocity=d["angular_velocity"], center=d["center"],
+                                      time_range=_time_range(d["time_range"]))
+            except ValueError as exc:
+                raise error(p, str(exc)) from None
+        for j, d in enumerate(body["neumann"]):
+            p = path + ["neumann", j]
+            kwargs = dict(_selection_kwargs(d, g.placed), time_range=_time_range(d["time_range"]))
+            if "acceleration" in d:
+                if not _accepts(builder.add_neumann, "acceleration"):
+                    raise error(p + ["acceleration"], "not supported by this build "
+                                "(ModelBuilder.add_neumann(acceleration=...) is missing); give 'force' [N]")
+                force = None
+                kwargs["acceleration"] = d["acceleration"]
+            else:
+                force = d["force"]
+            try:
+                builder.add_neumann(bid, force, **kwargs)
+            except ValueError as exc:
+                raise error(p, str(exc)) from None
+    for i, obs in enumerate(data["obstacles"]):
+        path = ["obstacles", i]
+        g = geo[("obstacle", i)]
+        kwargs = dict(velocity=obs["velocity"], angular_velocity=obs["angular_velocity"], center=obs["center"],
+                      time_range=_time_range(obs["time_range"]))
+        if g.keyframes is not None:
+            if not _accepts(builder.add_obstacle, "keyframes"):
+                raise error(path + ["keyframes"], "not supported by this build "
+                            "(ModelBuilder.add_obstacle(keyframes=...) is missing)")
+            kwargs["keyframes"] = g.keyframes
+        try:
+            builder.add_obstacle(g.placed, g.elements, **kwargs)
+        except ValueError as exc:
+            raise error(path + ["mesh"], str(exc)) from None
+    try:
+        model, state = builder.finalize()
+    except ValueError as exc:
+        raise error("bodies", str(exc)) from None
+    solver = _make_solver(model, data, error)
+    from ..runner import Simulation
+
+    return Simulation(model=model, state=state, solver=solver, dt=float(data["time"]["dt"]),
+                      end_time=float(data["time"]["end"]), output=dict(data["output"]), name=data["name"],
+                      body_names=[b["name"] for b in data["bodies"]],
+                      obstacle_names=[o["name"] for o in data["obstacles"]])
+
+
+def _selection_kwargs(d: dict, placed: np.ndarray) -> dict:
+    if "box" in d:
+        return {"box": world_box(d["box"], placed)}
+    return {"indices": np.asarray(d["indices"], np.int64)}
+
+
+def _make_solver(model, data: dict, error):
+    """The ImplicitEulerSolver of a resolved scene dict; integrator options are passed only when they differ
+    from the defaults (older solvers lack them)."""
+    from ..solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+    from ..solvers.linear import available_backends
+
+    c, f, s, integ = data["contact"], data["friction"], data["solver"], data["integrator"]
+    if s["linear_solver"] != "auto" and s["linear_solver"] not in available_backends():
+        raise error(["solver", "linear_solver"], f"{s['linear_solver']!r} is not available here (available: "
+                                                 f"{', '.join(available_backends())}; pardiso needs pypardiso)")
+    ground_mu = data["half_spaces"][0]["friction"] if data["half_spaces"] else 0.0
+    friction = None
+    if f["mu"] > 0 or ground_mu > 0:
+        friction = FrictionParameters(mu=float(f["mu"]), ground_mu=float(ground_mu), eps_v=float(f["eps_v"]),
+                                      lagging_iterations=int(f["lagging_iterations"]))
+    kwargs = dict(tol=float(s["tol"]), max_newton_iterations=int(s["max_newton_iterations"]),
+                  linear_backend=s["linear_solver"], friction=friction,
+                  quasi_static=integ["type"] == "quasi_static")
+    extra = {}
+    if integ["type"] == "newmark":
+        extra.update(integrator="newmark", newmark_beta=float(integ["beta"]), newmark_gamma=float(integ["gamma"]))
+    if integ["damping_ratio"] != 0:
+        extra["damping_ratio"] = float(integ["damping_ratio"])
+    for key in extra:
+        if not _accepts(ImplicitEulerSolver, key):
+            what = "type" if key.startswith(("integrator", "newmark")) else "damping_ratio"
+            raise error(["integrator", what], f"not supported by this build (ImplicitEulerSolver({key}=...) "
+                                              "is missing)")
+    contact = ContactParameters(dhat=float(c["dhat"]), kappa=None if c["kappa"] is None else float(c["kappa"]),
+                                convergent=bool(c["convergent"]))
+    try:
+        return ImplicitEulerSolver(model, contact, **kwargs, **extra)
+    except ValueError as exc:
+        raise error("integrator", str(exc)) from None

@@ -1,0 +1,147 @@
+"""Mesh files of scenes: tet meshes for bodies; triangle, tet, edge (.seg) or point (.pt) meshes for obstacles.
+
+The .seg/.pt format of the IPC code is read here: one entry per line, ``v x y z`` (a vertex) and ``s i j`` (a
+segment between vertices i and j, 1-based); blank lines and lines starting with ``#`` are skipped. Everything
+else goes through meshio (``ipcsim.geometry.mesh_io``). Errors are ``MeshFileError`` (a ValueError) whose message
+does NOT repeat the path (the scene loader adds the scene file and key path in front).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+CODIM_EXTENSIONS = (".seg", ".pt")
+
+
+class MeshFileError(ValueError):
+    """A mesh file that cannot be used (missing, unreadable, unknown format, wrong element type)."""
+
+
+@dataclass
+class MeshData:
+    """Vertices (n, 3) float64 [file units] and elements: (m, 4) tets, (m, 3) triangles, (m, 2) segments, or
+    None for a point set; kind is "tet", "triangle", "edge" or "point"."""
+
+    vertices: np.ndarray
+    elements: np.ndarray | None
+    kind: str
+
+
+def mesh_format_known(path: str | os.PathLike) -> bool:
+    """True when the file extension is .seg/.pt or one meshio can read."""
+    import meshio
+
+    name = os.fspath(path).lower()
+    return name.endswith(CODIM_EXTENSIONS) or any(name.endswith(ext) for ext in meshio.extension_to_filetypes)
+
+
+def read_seg(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+    """Read an IPC .seg/.pt file: (vertices (n, 3) float64, segments (m, 2) int64, 0-based; (0, 2) for .pt).
+
+    Raises MeshFileError naming the line (``line 3: ...``) on a malformed entry or an index out of range.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MeshFileError(f"{type(exc).__name__}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+    vertices, segments, seg_lines = [], [], []
+    for number, line in enumerate(lines, start=1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        try:
+            if words[0] == "v" and len(words) == 4:
+                vertices.append([float(w) for w in words[1:]])
+                continue
+            if words[0] == "s" and len(words) == 3:
+                segments.append([int(w) - 1 for w in words[1:]])
+                seg_lines.append(number)
+                continue
+        except ValueError:
+            pass
+        raise MeshFileError(f"line {number}: expected 'v x y z' or 's i j', got {line.strip()[:40]!r}")
+    v = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    s = np.asarray(segments, dtype=np.int64).reshape(-1, 2)
+    if not np.all(np.isfinite(v)):
+        raise MeshFileError("a vertex has a non-finite coordinate")
+    bad = np.flatnonzero((s < 0).any(axis=1) | (s >= len(v)).any(axis=1))
+    if bad.size:
+        raise MeshFileError(f"line {seg_lines[bad[0]]}: segment refers to a vertex outside 1..{len(v)}")
+    if len(v) == 0:
+        raise MeshFileError("no vertex ('v x y z' lines)")
+    return v, s
+
+
+def _read_meshio(path) -> tuple[np.ndarray, dict]:
+    from ..geometry.mesh_io import read_mesh
+
+    try:
+        points, cells = read_mesh(path)
+    except ValueError as exc:  # MeshError: its message starts with the path; keep the reason only
+        text = str(exc)
+        prefix = os.fspath(path) + ": "
+        raise MeshFileError(text[len(prefix):] if text.startswith(prefix) else text) from None
+    if not np.all(np.isfinite(points)):
+        raise MeshFileError("a vertex has a non-finite coordinate")
+    return points, cells
+
+
+def _check_indices(elements: np.ndarray, n: int, what: str) -> np.ndarray:
+    bad = np.flatnonzero((elements < 0).any(axis=1) | (elements >= n).any(axis=1))
+    if bad.size:
+        raise MeshFileError(f"{what} {bad[0]} refers to a vertex outside 0..{n - 1}")
+    return elements
+
+
+def _found(cells: dict) -> str:
+    return ", ".join(f"{len(v)} {k}" for k, v in cells.items()) or "no cells"
+
+
+def read_mesh_data(path: str | os.PathLike) -> MeshData:
+    """Read any scene mesh file, keeping its highest-dimensional elements: tets, else triangles (quads split in
+    two), else segments, else points. Raises MeshFileError (no such file, unknown format, unreadable)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise MeshFileError("no such file")
+    if os.path.isdir(path):
+        raise MeshFileError("is a directory, not a mesh file")
+    if not mesh_format_known(path):
+        ext = os.path.splitext(path)[1] or "(no extension)"
+        raise MeshFileError(f"unknown mesh format {ext!r} (use .msh, .vtk, .vtu, .obj, .ply, .stl, .off, .seg, .pt, "
+                            "or another format meshio reads)")
+    if path.lower().endswith(CODIM_EXTENSIONS):
+        v, s = read_seg(path)
+        return MeshData(v, s, "edge") if len(s) else MeshData(v, None, "point")
+    points, cells = _read_meshio(path)
+    n = len(points)
+    if len(cells.get("tetra", ())):
+        return MeshData(points, _check_indices(cells["tetra"].reshape(-1, 4), n, "tet"), "tet")
+    tris = [cells[k].reshape(-1, 3) for k in ("triangle",) if len(cells.get(k, ()))]
+    if len(cells.get("quad", ())):
+        q = cells["quad"].reshape(-1, 4)
+        tris.append(np.vstack([q[:, [0, 1, 2]], q[:, [0, 2, 3]]]))
+    if tris:
+        return MeshData(points, _check_indices(np.vstack(tris), n, "triangle"), "triangle")
+    if len(cells.get("line", ())):
+        return MeshData(points, _check_indices(cells["line"].reshape(-1, 2), n, "segment"), "edge")
+    if n and (not cells or set(cells) <= {"vertex"}):
+        return MeshData(points, None, "point")
+    raise MeshFileError(f"no usable elements (found {_found(cells)})")
+
+
+def read_body_mesh(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+    """A simulated body's tet mesh: (vertices (n, 3) float64 [file units], tets (m, 4) int64). Raises
+    MeshFileError when the file holds no tetrahedra (a body needs a volume mesh)."""
+    data = read_mesh_data(path)
+    if data.kind != "tet":
+        count = 0 if data.elements is None else len(data.elements)
+        raise MeshFileError(f"holds no tetrahedra (found {count} {data.kind}s); a body needs a tet mesh")
+    return data.vertices, np.ascontiguousarray(data.elements, dtype=np.int64)
+
+
+def read_keyframe(path: str | os.PathLike) -> np.ndarray:
+    """Vertex positions (n, 3) float64 of one keyframe file (any format of ``read_mesh_data``)."""
+    return read_mesh_data(path).vertices

@@ -1,0 +1,271 @@
+"""The Newton matrix kept as its terms, and its free-coordinate block assembled on a cached sparsity pattern.
+
+    H = w_E E + diag(d) + sum_k w_k S^T C_k S + sum_j w_j F_j                     (3n, 3n) [kg or N/m]
+
+E: the elastic Hessian on the model's fixed tet pattern (``elastic.TetBlockPattern``), d (3n,) the lumped
+mass diagonal, C_k surface Hessians (contact, friction) on the collision surface (3 n_surface)^2 with S the
+selection of the surface's vertices (``boundary.DofMap``), F_j full-coordinate terms (lagged damping). The solver needs H_ff (free rows and columns) for the
+Newton system and H_fp p_p (free rows, prescribed columns) for prescribed motions. Building H with SciPy sums and
+then slicing ``H[free][:, free]`` costs several passes over all entries per iteration; here H_ff is written
+straight into a CSR pattern that is cached per free mask:
+
+* pattern = (E restricted to free x free) U (free diagonal) U (surface entries seen so far); the elastic part is
+  copied with a precomputed gather map, the surface terms are added by a per-row binary search;
+* when a surface term has entries outside the pattern, the pattern grows by them (a new pattern object), so
+  the linear solver's symbolic analysis can be reused for as long as the pattern object stays the same
+  (``linear.solve_spd`` recognises it by identity).
+The result equals the SciPy path to round-off (the same additions in the same order: bit-for-bit in practice).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+#: Rebuild the pattern from scratch (dropping stale surface entries) once they exceed this share of its size.
+STALE_FRACTION = 0.25
+
+
+@njit(cache=True)
+def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, indices, data, miss_r, miss_c):
+    """data += weight * C for C's entries in free rows/cols; returns how many were outside the pattern (their
+    reduced (row, col) go to miss_r/miss_c while there is room)."""
+    n_miss = 0
+    for rs in range(len(s_indptr) - 1):
+        r = surf_to_red[rs]
+        if r < 0:
+            continue
+        lo0, hi0 = indptr[r], indptr[r + 1]
+        for k in range(s_indptr[rs], s_indptr[rs + 1]):
+            c = surf_to_red[s_indices[k]]
+            if c < 0:
+                continue
+            lo, hi = lo0, hi0
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if indices[mid] < c:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < hi0 and indices[lo] == c:
+                data[lo] += weight * s_data[k]
+            else:
+                if n_miss < len(miss_r):
+                    miss_r[n_miss] = r
+                    miss_c[n_miss] = c
+                n_miss += 1
+    return n_miss
+
+
+def _expand_rows(indptr: np.ndarray) -> np.ndarray:
+    """Row index (nnz,) int64 of every entry of a CSR with this indptr."""
+    return np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
+
+
+class FreePattern:
+    """CSR pattern of H_ff for one free mask (see the module doc).
+
+    Attributes:
+        free: (3n,) bool; full_to_free: (3n,) int64 reduced index or -1; n_free: int.
+        indptr (n_free + 1,), indices (nnz,): int32 (int64 when large), sorted, no duplicates.
+        elastic_src, elastic_dst: (k,) int64, E.data[elastic_src] goes to data[elastic_dst].
+        diagonal: (n_free,) int64 data position of each diagonal entry.
+        n_surface_entries: entries added for surface terms (beyond E's block and the diagonal).
+    """
+
+    def __init__(self, e_indptr, e_indices, free, extra_rows=None, extra_cols=None):
+        free = np.asarray(free, bool)
+        self.free = free
+        self.n_free = nf = int(free.sum())
+        f2r = np.full(len(free), -1, np.int64)
+        f2r[free] = np.arange(nf)
+        self.full_to_free = f2r
+        er = f2r[_expand_rows(e_indptr)]
+        ec = f2r[np.asarray(e_indices, np.int64)]
+        keep = np.flatnonzero((er >= 0) & (ec >= 0))
+        diag = np.arange(nf, dtype=np.int64)
+        xr = np.zeros(0, np.int64) if extra_rows is None else np.asarray(extra_rows, np.int64)
+        xc = np.zeros(0, np.int64) if extra_cols is None else np.asarray(extra_cols, np.int64)
+        keys = np.concatenate([er[keep] * nf + ec[keep], diag * (nf + 1), xr * nf + xc])
+        order = np.argsort(keys, kind="stable")          # E entries first among equal keys
+        sorted_keys = keys[order]
+        first = np.ones(len(keys), bool)
+        first[1:] = sorted_keys[1:] != sorted_keys[:-1]
+        ukeys = sorted_keys[first]
+        rows, cols = ukeys // max(nf, 1), ukeys % max(nf, 1)
+        big = len(ukeys) >= 2**31 - 1
+        itype = np.int64 if big else np.int32
+        self.indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=nf))]).astype(itype)
+        self.indices = cols.astype(itype)
+        upos = np.cumsum(first) - 1                       # position in ukeys of each sorted key
+        pos_of = np.empty(len(keys), np.int64)
+        pos_of[order] = upos
+        n_e = len(keep)
+        self.elastic_src = keep
+        self.elastic_dst = pos_of[:n_e]
+        self.diagonal = pos_of[n_e:n_e + nf]
+        in_base = np.zeros(len(ukeys), bool)
+        in_base[self.elastic_dst] = True
+        in_base[self.diagonal] = True
+        self.n_surface_entries = int(len(ukeys) - in_base.sum())
+        self._e_indices = e_indices                       # identity of the elastic pattern it was built for
+        self._keys = ukeys                                # (nnz,) int64 row * n_free + col, sorted
+
+    def grown(self, rows: np.ndarray, cols: np.ndarray) -> FreePattern:
+        """A new pattern = this one plus the entries (rows[k], cols[k]) (reduced indices, duplicates allowed).
+
+        Identical to ``FreePattern(e_indptr, e_indices, free, old extra + new rows, old extra + new cols)`` but
+        built by merging the few new keys into the sorted old ones (O(nnz), no sort of all entries).
+        """
+        nf = max(self.n_free, 1)
+        new = np.unique(np.asarray(rows, np.int64) * nf + np.asarray(cols, np.int64))
+        old = self._keys
+        ins = np.searchsorted(old, new)
+        if len(old) == 0:
+            raise ValueError("cannot grow an empty pattern (no free coordinates)")
+        fresh = (ins >= len(old)) | (old[np.minimum(ins, len(old) - 1)] != new)
+        new, ins = new[fresh], ins[fresh]
+        out = FreePattern.__new__(FreePattern)
+        out.free, out.n_free, out.full_to_free = self.free, self.n_free, self.full_to_free
+        out._e_indices = self._e_indices
+        out._keys = np.insert(old, ins, new)
+        # old entry i moves to i + (number of new keys inserted at or before position i)
+        shift = np.cumsum(np.bincount(ins, minlength=len(old) + 1))[:len(old)]
+        out.elastic_src = self.elastic_src
+        out.elastic_dst = self.elastic_dst + shift[self.elastic_dst]
+        out.diagonal = self.diagonal + shift[self.diagonal]
+        row_counts = np.bincount(new // nf, minlength=self.n_free)
+        itype = np.int64 if len(out._keys) >= 2**31 - 1 else self.indices.dtype
+        out.indptr = (self.indptr + np.concatenate([[0], np.cumsum(row_counts)])).astype(itype)
+        out.indices = np.insert(self.indices, ins, new % nf).astype(itype)
+        out.n_surface_entries = self.n_surface_entries + len(new)
+        return out
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored entries."""
+        return len(self.indices)
+
+    def matches(self, e_indices, free) -> bool:
+        """True if built for this elastic pattern (by identity) and this free mask."""
+        return self._e_indices is e_indices and np.array_equal(self.free, free)
+
+    def csr(self, data: np.ndarray) -> sp.csr_matrix:
+        """(n_free, n_free) CSR on this pattern (shares indptr/indices)."""
+        m = sp.csr_matrix((self.n_free, self.n_free), dtype=np.float64)
+        m.data, m.indices, m.indptr = data, self.indices, self.indptr
+        m.has_sorted_indices = True
+        m.has_canonical_format = True
+        return m
+
+
+class SystemMatrix:
+    """H = w_E E + diag(d) + sum_k w_k S^T C_k S over the full coordinates, kept as its terms.
+
+    Args:
+        dofs: the solver's ``DofMap`` (surface selection S; it also caches the free pattern).
+        elastic: E (3n, 3n) CSR; elastic_weight: w_E; diagonal: d (3n,) (kept as ``diagonal_term``).
+    ``add_surface(weight, C)`` appends a surface term; ``H @ v`` is the full product; ``free_block(free)`` the
+    (n_free, n_free) CSR H_ff; ``prescribed_coupling(free, p)`` = H_fp p_p; ``tocsr()`` the full matrix (SciPy).
+    """
+
+    def __init__(self, dofs, elastic: sp.csr_matrix, elastic_weight: float, diagonal: np.ndarray):
+        self.dofs = dofs
+        self.elastic = elastic
+        self.elastic_weight = float(elastic_weight)
+        self.diagonal_term = np.asarray(diagonal, np.float64)
+        self.surface_terms: list[tuple[float, sp.csr_matrix]] = []
+        self.full_terms: list[tuple[float, sp.csr_matrix, bool]] = []
+        self.shape = elastic.shape
+
+    def add_surface(self, weight: float, h_surface: sp.spmatrix) -> None:
+        """Add weight * S^T h_surface S; h_surface (3 n_surface, 3 n_surface)."""
+        h = sp.csr_matrix(h_surface)
+        if h.nnz:
+            self.surface_terms.append((float(weight), h))
+
+    def add_full(self, weight: float, h_full: sp.spmatrix) -> None:
+        """Add weight * h_full, a (3n, 3n) matrix over the full coordinates (e.g. lagged Rayleigh damping);
+        cheapest when it has the elastic matrix's pattern."""
+        h = sp.csr_matrix(h_full)
+        if not h.has_canonical_format:
+            h = h.copy()
+            h.sum_duplicates()
+        e = self.elastic
+        same = h.indices is e.indices or (h.nnz == e.nnz and np.array_equal(h.indptr, e.indptr)
+                                          and np.array_equal(h.indices, e.indices))
+        self.full_terms.append((float(weight), h, bool(same)))
+
+    def __matmul__(self, v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, np.float64)
+        out = self.elastic_weight * (self.elastic @ v) + self.diagonal_term * v
+        for w, h, _ in self.full_terms:
+            out += w * (h @ v)
+        if self.surface_terms:
+            sc = self.dofs.surface_coordinates
+            vs = v[sc]
+            acc = np.zeros(len(sc))
+            for w, h in self.surface_terms:
+                acc += w * (h @ vs)
+            out[sc] += acc
+        return out
+
+    def prescribed_coupling(self, free: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """H_fp p_p (n_free,): the free rows of H times p (3n,) restricted to its prescribed coordinates."""
+        q = np.where(free, 0.0, p)
+        return (self @ q)[free]
+
+    def tocsr(self) -> sp.csr_matrix:
+        """The full (3n, 3n) matrix, summed with SciPy (reference path)."""
+        h = self.elastic_weight * self.elastic + sp.diags(self.diagonal_term)
+        for w, c in self.surface_terms:
+            h = h + w * self.dofs.pull_hessian(c)
+        for w, c, _ in self.full_terms:
+            h = h + w * c
+        return h.tocsr()
+
+    def free_block(self, free: np.ndarray) -> sp.csr_matrix:
+        """H_ff (n_free, n_free) CSR on the cached pattern of this free mask (grown by new surface entries)."""
+        free = np.asarray(free, bool)
+        e = self.elastic
+        pat = self.dofs.free_pattern
+        if pat is None or not pat.matches(e.indices, free):
+            pat = FreePattern(e.indptr, e.indices, free)
+        data, miss = self._fill(pat)
+        if miss is not None:
+            if pat.n_surface_entries > STALE_FRACTION * pat.nnz:  # many stale entries: start afresh
+                pat = FreePattern(e.indptr, e.indices, free)
+                _, miss = self._fill(pat)
+                rows, cols = miss
+                pat = FreePattern(e.indptr, e.indices, free, rows, cols)
+            else:                                                 # grow: keep the entries seen before
+                pat = pat.grown(miss[0], miss[1])
+            data, miss = self._fill(pat)
+            if miss is not None:
+                raise RuntimeError("internal error: surface entries outside the rebuilt pattern")
+        self.dofs.free_pattern = pat
+        return pat.csr(data)
+
+    def _fill(self, pat: FreePattern):
+        """H_ff data (nnz,) on pat, and the (rows, cols) of surface entries outside it (None if none)."""
+        data = np.zeros(pat.nnz)
+        data[pat.elastic_dst] = self.elastic_weight * self.elastic.data[pat.elastic_src]
+        data[pat.diagonal] += self.diagonal_term[pat.free]
+        s2r = pat.full_to_free[self.dofs.surface_coordinates]
+        # the terms in the order of the SciPy sum (tocsr): surface terms, then full-coordinate terms
+        terms = [(w, h, s2r, False) for w, h in self.surface_terms]
+        terms += [(w, h, pat.full_to_free, same) for w, h, same in self.full_terms]
+        rows, cols = [], []
+        for w, h, to_red, same in terms:
+            if same:  # the elastic pattern: a direct gather
+                data[pat.elastic_dst] += w * h.data[pat.elastic_src]
+                continue
+            mr = np.empty(h.nnz, np.int64)
+            mc = np.empty(h.nnz, np.int64)
+            n_miss = _scatter_surface(w, h.indptr, h.indices, h.data, to_red, pat.indptr, pat.indices, data, mr, mc)
+            if n_miss:
+                rows.append(mr[:n_miss])
+                cols.append(mc[:n_miss])
+        if rows:
+            return data, (np.concatenate(rows), np.concatenate(cols))
+        return data, None

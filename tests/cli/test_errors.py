@@ -1,0 +1,133 @@
+"""Bad input: one line `error: ...` on stderr, exit status 2, no traceback, and no output directory."""
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from _cli_helpers import TINY, write_scene
+
+
+def _scene_with(tmp_path, edit):
+    data = copy.deepcopy(TINY)
+    edit(data, tmp_path)
+    return write_scene(tmp_path, data, "bad.json")
+
+
+def _missing_mesh(d, _):
+    d["bodies"][0]["mesh"] = "nope.msh"
+
+
+def _junk_mesh(d, tmp):
+    (tmp / "junk.msh").write_text("this is not a mesh\n")
+    d["bodies"][0]["mesh"] = "junk.msh"
+
+
+def _unknown_mesh_format(d, tmp):
+    (tmp / "cube.xyz").write_text("0 0 0\n")
+    d["bodies"][0]["mesh"] = "cube.xyz"
+
+
+def _negative_modulus(d, _):
+    d["bodies"][0]["material"] = {"youngs_modulus": -1.0}
+
+
+def _zero_dt(d, _):
+    d["time"]["dt"] = 0.0
+
+
+def _nan_density(d, _):
+    d["bodies"][1]["material"] = {"density": float("nan")}  # json.dumps writes the NaN literal
+
+
+def _inverted_tet(d, tmp):
+    import meshio
+
+    pts = 0.1 * np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.0]])
+    meshio.write(str(tmp / "inverted.vtu"), meshio.Mesh(pts, [("tetra", np.array([[0, 2, 1, 3]]))]))
+    d["bodies"] = [{"mesh": "inverted.vtu", "transform": {"translation": [0.0, 0.01, 0.0]}}]
+
+
+def _intersecting(d, _):
+    d["bodies"][1]["transform"]["translation"] = [0.02, 0.05, 0.01]
+
+
+def _unknown_key(d, _):
+    d["bodies"][0]["colour"] = "red"
+
+
+SCENE_ERRORS = {
+    "missing mesh": (_missing_mesh, ["bodies[0].mesh", "nope.msh"]),
+    "unreadable mesh": (_junk_mesh, ["bodies[0].mesh", "junk.msh"]),
+    "unknown mesh format": (_unknown_mesh_format, ["bodies[0].mesh", ".xyz"]),
+    "negative Young's modulus": (_negative_modulus, ["bodies[0].material.youngs_modulus"]),
+    "zero time step": (_zero_dt, ["time.dt"]),
+    "NaN density": (_nan_density, ["bodies[1].material.density"]),
+    "inverted tet": (_inverted_tet, ["inverted"]),
+    "intersecting bodies": (_intersecting, ["initial intersection", "(bottom)", "(top)", "edge", "face"]),
+    "unknown key": (_unknown_key, ["colour"]),
+}
+
+
+def _assert_one_line_error(rc, stdout, err, *needles):
+    assert rc == 2
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err and stdout == ""
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+@pytest.mark.parametrize("case", list(SCENE_ERRORS))
+def test_bad_scene(tmp_path, cli, case):
+    edit, needles = SCENE_ERRORS[case]
+    scene = _scene_with(tmp_path, edit)
+    out = tmp_path / "out"
+    _assert_one_line_error(*cli("run", scene, "-o", out), "bad.json", *needles)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["run", "{d}/absent.json"], ["absent.json"]),
+    (["run", "{d}/scene.yaml"], ["scene.yaml", ".yaml"]),
+    (["run", "{d}/malformed.json"], ["malformed.json:2:", "invalid JSON"]),
+    (["run", "{d}/tiny.json", "--dt", "nan"], ["--dt"]),
+    (["run", "{d}/tiny.json", "--dt", "-0.01"], ["--dt"]),
+    (["run", "{d}/tiny.json", "--end-time", "0"], ["--end-time"]),
+    (["run", "{d}/tiny.json", "--end-time", "inf"], ["--end-time"]),
+    (["run", "{d}/tiny.json", "--dt", "abc"], ["--dt", "abc"]),
+    (["run", "{d}/tiny.json", "--resume"], ["cannot resume", "checkpoint.npz"]),
+    (["run"], ["SCENE"]),
+    (["demo", "no-such-demo"], ["unknown demo 'no-such-demo'"]),
+    (["demo", "--end-time", "-1"], ["--end-time"]),
+    (["info", "{d}/malformed.json"], ["malformed.json:2:"]),
+])
+def test_bad_arguments(tmp_path, cli, argv, needles):
+    write_scene(tmp_path)
+    (tmp_path / "scene.yaml").write_text("bodies: []\n")
+    (tmp_path / "malformed.json").write_text('{"bodies": [\n  {"mesh": }\n]}\n')
+    out = tmp_path / "out"
+    argv = [a.format(d=tmp_path) for a in argv] + (["-o", str(out)] if argv[0] in ("run", "demo") else [])
+    _assert_one_line_error(*cli(*argv), *needles)
+    assert not out.exists()
+
+
+def test_bad_ipc_script_line(tmp_path, cli):
+    pytest.importorskip("ipcsim.scene.ipc_script", reason="needs ipcsim.scene.ipc_script (the IPC importer)")
+    script = tmp_path / "broken.txt"
+    script.write_text("energy NH\ntimeStep not-a-number\n")
+    _assert_one_line_error(*cli("run", script, "-o", tmp_path / "out"), "broken.txt:2")
+    assert not (tmp_path / "out").exists()
+
+
+def test_entry_point_subprocess_error_is_one_line(tmp_path):
+    """The installed `ipcsim` script itself: a bad input gives one stderr line and exit status 2."""
+    exe = Path(sys.executable).with_name("ipcsim")
+    if not exe.exists():
+        pytest.skip(f"no ipcsim script next to {sys.executable} (package not installed)")
+    scene = _scene_with(tmp_path, _negative_modulus)
+    r = subprocess.run([str(exe), "run", str(scene), "-o", str(tmp_path / "out")], capture_output=True,
+                       text=True, timeout=300)
+    _assert_one_line_error(r.returncode, r.stdout, r.stderr, "youngs_modulus")
