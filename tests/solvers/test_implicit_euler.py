@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import ipctk
+from ipcsim.contact.intersection import has_intersections
 from ipcsim.demo import two_cubes_on_ground
 from ipcsim.energies.surface_check import count_inverted_tets
 from ipcsim.model import ModelBuilder, box_tet_mesh
@@ -44,10 +45,13 @@ def test_momentum_is_conserved_without_gravity_and_contact(material, rng):
     np.testing.assert_allclose(p1, p0, atol=1e-9 * np.abs(p0).max())
 
 
-def test_two_cubes_stay_intersection_free_and_uninverted():
+@pytest.mark.filterwarnings("ignore::ipcsim.sanity.SanityWarning")
+@pytest.mark.parametrize("scheme", [{}, {"integrator": "newmark", "damping_ratio": 0.1}],
+                         ids=["implicit_euler", "newmark_damped"])
+def test_two_cubes_stay_intersection_free_and_uninverted(scheme):
     model, state = two_cubes_on_ground(resolution=2)
     mesh = model.collision_mesh
-    solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-3))
+    solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-3), **scheme)
     tk_mesh = ipctk.CollisionMesh(mesh.rest_positions, mesh.edges.astype(np.int32), mesh.faces.astype(np.int32))
     saw_contact = False
     for _ in range(12):
@@ -55,6 +59,7 @@ def test_two_cubes_stay_intersection_free_and_uninverted():
         stats = solver.step(state, new, 0.01)
         state = new
         xs = mesh.surface_positions(state.x)
+        assert not has_intersections(mesh, xs)
         assert not ipctk.has_intersections(tk_mesh, xs)
         assert count_inverted_tets(state.x, model.tets) == 0
         assert state.x[:, 1].min() > 0.0  # above the ground plane
@@ -70,9 +75,6 @@ def test_body_at_rest_starts_falling_at_small_time_steps():
     """With h = 1 ms the first Newton direction of a body at rest (|p|/h = g h) is below IPC's tolerance
     (tol * bbox diagonal); it must still be taken, else the body never leaves rest. Backward Euler from rest:
     y_n - y_0 = -g h^2 n (n + 1) / 2."""
-    from ipcsim.model import ModelBuilder, box_tet_mesh
-    from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
-
     v, t = box_tet_mesh((1.0, 1.0, 1.0), (1, 1, 1))
     b = ModelBuilder()
     b.add_body(v, t, youngs_modulus=1e7)

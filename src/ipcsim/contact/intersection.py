@@ -38,6 +38,16 @@ class IntersectionError(ValueError):
 
 
 # ------------------------------------------------------------------------------------ float filter
+@nb.njit(cache=True, inline="always")
+def _certain_sign(det, bound):
+    """+1 / -1 when |det| exceeds the rounding-error bound, else 2 (uncertain)."""
+    if det > bound:
+        return 1
+    if det < -bound:
+        return -1
+    return 2
+
+
 @nb.njit(cache=True)
 def orient3d_filtered(a, b, c, d):
     """Sign of det[a - d, b - d, c - d] (+1, -1, 0) when certain in floating point, else 2.
@@ -54,12 +64,7 @@ def orient3d_filtered(a, b, c, d):
     det = adz * (bdxcdy - cdxbdy) + bdz * (cdxady - adxcdy) + cdz * (adxbdy - bdxady)
     permanent = ((abs(bdxcdy) + abs(cdxbdy)) * abs(adz) + (abs(cdxady) + abs(adxcdy)) * abs(bdz)
                  + (abs(adxbdy) + abs(bdxady)) * abs(cdz))
-    bound = _O3D_ERRBOUND * permanent
-    if det > bound:
-        return 1
-    if det < -bound:
-        return -1
-    return 2
+    return _certain_sign(det, _O3D_ERRBOUND * permanent)
 
 
 @nb.njit(cache=True)
@@ -93,12 +98,7 @@ def orient2d_filtered(ax, ay, bx, by, cx, cy):
     detleft = (ax - cx) * (by - cy)
     detright = (ay - cy) * (bx - cx)
     det = detleft - detright
-    bound = _O2D_ERRBOUND * (abs(detleft) + abs(detright))
-    if det > bound:
-        return 1
-    if det < -bound:
-        return -1
-    return 2
+    return _certain_sign(det, _O2D_ERRBOUND * (abs(detleft) + abs(detright)))
 
 
 @nb.njit(cache=True)

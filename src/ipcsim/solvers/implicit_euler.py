@@ -314,7 +314,7 @@ class ImplicitEulerSolver:
 
     def _newton(self, x, x_hat, h, prescribed, target, f_ext, stats):
         """Projected Newton from x; prescribed vertices are driven to target along the trajectory."""
-        m, mesh, dhat = self.model, self.model.collision_mesh, self.contact.dhat
+        mesh, dhat = self.model.collision_mesh, self.contact.dhat
         free = DofMap.free_coordinates(prescribed)
         candidates = build_candidates(mesh, self._surface(x), None, inflation_radius=0.5 * dhat)
         e = self.energy(x, x_hat, h, candidates, f_ext)
