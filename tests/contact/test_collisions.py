@@ -141,3 +141,26 @@ def test_bad_input():
     with pytest.raises(ValueError, match="non-finite"):
         build_collisions(mesh, bad, 1e-2)
     assert len(build_collisions(mesh, x, 1e-2, candidates=Candidates())) == 0
+
+
+@pytest.mark.parametrize("area,improved", [(False, False), (True, True), (False, True)])
+def test_far_candidate_filter_changes_nothing(monkeypatch, area, improved):
+    """Candidates farther than dhat are skipped by a box-gap test and left out of the improved max
+    approximator's sub-pair search; with the filter off (every candidate near) the set is the same."""
+    from ipcsim.contact import collisions
+
+    dhat = 1e-2
+    x, f = two_sheets(12, 2 * dhat, jitter=0.3, seed=5)  # sheets 1 dhat apart, jittered: some pairs near dhat
+    mesh = CollisionMesh.from_triangle_mesh(x, f)
+    step = np.zeros_like(x)
+    step[len(x) // 2:, 2] = -0.9 * dhat
+    cands = build_candidates(mesh, x, x + 2 * step, inflation_radius=2 * dhat)  # many far candidates
+    sets = []
+    for factor in (collisions.NEAR_FACTOR, 1e30):
+        monkeypatch.setattr(collisions, "NEAR_FACTOR", factor)
+        for alpha in (0.0, 0.5, 1.0):
+            c = build_collisions(mesh, x + alpha * step, dhat, candidates=cands, use_area_weighting=area,
+                                 use_improved_max_approximator=improved)
+            sets.append(ipcsim_stencil_dict(c, mesh))
+    assert sets[:3] == sets[3:]
+    assert all(len(s) > 0 for s in sets[1:3])

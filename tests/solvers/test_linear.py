@@ -116,3 +116,39 @@ def test_pardiso_reuses_the_ordering_when_the_pattern_grows_a_little(rng):
     assert big.nnz > 1.1 * a.nnz
     assert _residual(big, solver.solve(big, b), b) < 1e-12
     assert (solver.analyses, solver.ordering_reuses) == (3, 1)
+
+
+@needs_pardiso
+def test_pardiso_given_ordering_makes_the_solve_independent_of_earlier_calls(rng):
+    a = _spd(rng, 400)
+    b = rng.normal(size=400)
+    base = PardisoSPD()
+    ordering = base.compute_ordering(a)
+    assert ordering[0].shape == (400,) and ordering[1] == a.nnz
+    assert sorted(ordering[0] - ordering[0].min()) == list(range(400))  # a permutation
+    i = rng.choice(400, size=20, replace=False)
+    j = rng.choice(400, size=20, replace=False)
+    c = sp.csr_matrix((np.full(20, 0.01), (i, j)), shape=a.shape)
+    grown = (a + c + c.T).tocsr()
+    grown.sum_duplicates()
+    other = _spd(rng, 400, density=0.03)
+    # one solver that has seen another matrix first, one fresh: the same ordering, the same bits
+    s1, s2 = PardisoSPD(), PardisoSPD()
+    s1.solve(other, b)
+    x1 = s1.solve(grown, b, ordering)
+    x2 = s2.solve(grown, b, ordering)
+    assert _residual(grown, x1, b) < 1e-12
+    assert np.array_equal(x1, x2)
+    assert (s1.given_orderings, s2.given_orderings) == (1, 1)
+    # an ordering for a much smaller pattern is not used: the analysis computes its own
+    dense_rows = sp.random(400, 400, density=0.05, random_state=rng, format="csr")
+    big = (a + 1e-3 * (dense_rows @ dense_rows.T)).tocsr()
+    big.sum_duplicates()
+    assert _residual(big, s2.solve(big, b, ordering), b) < 1e-12
+    assert s2.given_orderings == 1 and s2.analyses == 2
+
+
+def test_upper_triangle_positions_match_a_numpy_reference(rng):
+    a = _spd(rng, 200, density=0.05)
+    rows = np.repeat(np.arange(200), np.diff(a.indptr))
+    np.testing.assert_array_equal(upper_triangle_positions(a.indptr, a.indices), np.flatnonzero(a.indices >= rows))

@@ -72,10 +72,26 @@ def _put_edge_vertex(rk, ri, rd, rw, re, r, edges, e, v, pe_type, weight):
 
 
 # ---------------------------------------------------------------------------- main narrow phase
+@njit(cache=True, inline="always")
+def _gap2(x, a0, a1, a2, b0, b1, b2):
+    """Squared distance [m^2] between the bounding boxes of points {a0, a1, a2} and {b0, b1, b2} (repeat an id for
+    fewer points): a lower bound of every distance between the two simplices, read from x without views."""
+    s = 0.0
+    for k in range(3):
+        alo = min(x[a0, k], x[a1, k], x[a2, k])
+        ahi = max(x[a0, k], x[a1, k], x[a2, k])
+        blo = min(x[b0, k], x[b1, k], x[b2, k])
+        bhi = max(x[b0, k], x[b1, k], x[b2, k])
+        g = max(blo - ahi, alo - bhi, 0.0)
+        s += g * g
+    return s
+
+
 @njit(cache=True, parallel=True)
 def _classify(x, rest, edges, faces, face_edges, vareas, eareas, vv, ev, ee, vf, pv, plane_o, plane_n,
-              dhat2, area_w, rk, ri, rd, rw, re):
-    """One record per candidate (kind -1 when inactive). Records are laid out vv | ev | ee | vf | pv."""
+              dhat2, area_w, rk, ri, rd, rw, re, near, near2):
+    """One record per candidate (kind -1 when inactive). Records are laid out vv | ev | ee | vf | pv.
+    near[r] (ev, ee and vf candidates): squared distance below near2 (>= dhat2, see ``build_collisions``)."""
     o_ev = len(vv)
     o_ee = o_ev + len(ev)
     o_vf = o_ee + len(ee)
@@ -90,6 +106,9 @@ def _classify(x, rest, edges, faces, face_edges, vareas, eareas, vv, ev, ee, vf,
         e, v = ev[c, 0], ev[c, 1]
         r = o_ev + c
         rk[r] = _NONE
+        near[r] = False
+        if _gap2(x, v, v, v, edges[e, 0], edges[e, 1], edges[e, 1]) >= near2:
+            continue  # boxes apart: most candidates of a trajectory broad phase, skipped cheaply
         t = point_edge_distance_type(x[v], x[edges[e, 0]], x[edges[e, 1]])
         if t == dt.PE_P_E0:
             d2 = point_point_distance_squared(x[v], x[edges[e, 0]])
@@ -97,6 +116,7 @@ def _classify(x, rest, edges, faces, face_edges, vareas, eareas, vv, ev, ee, vf,
             d2 = point_point_distance_squared(x[v], x[edges[e, 1]])
         else:
             d2 = point_line_distance_squared(x[v], x[edges[e, 0]], x[edges[e, 1]])
+        near[r] = d2 < near2
         if d2 < dhat2:
             w = 0.5 * vareas[v] if area_w else 1.0
             _put_edge_vertex(rk, ri, rd, rw, re, r, edges, e, v, t, w)
@@ -104,9 +124,13 @@ def _classify(x, rest, edges, faces, face_edges, vareas, eareas, vv, ev, ee, vf,
         ea, eb = ee[c, 0], ee[c, 1]
         r = o_ee + c
         rk[r] = _NONE
+        near[r] = False
         a0, a1, b0, b1 = edges[ea, 0], edges[ea, 1], edges[eb, 0], edges[eb, 1]
+        if _gap2(x, a0, a1, a1, b0, b1, b1) >= near2:
+            continue
         t = edge_edge_distance_type(x[a0], x[a1], x[b0], x[b1])
         d2 = edge_edge_distance_squared(x[a0], x[a1], x[b0], x[b1], t)
+        near[r] = d2 < near2
         if not d2 < dhat2:
             continue
         eps_x = edge_edge_mollifier_threshold(rest[a0], rest[a1], rest[b0], rest[b1])
@@ -128,9 +152,13 @@ def _classify(x, rest, edges, faces, face_edges, vareas, eareas, vv, ev, ee, vf,
         v, f = vf[c, 0], vf[c, 1]
         r = o_vf + c
         rk[r] = _NONE
+        near[r] = False
         f0, f1, f2 = faces[f, 0], faces[f, 1], faces[f, 2]
+        if _gap2(x, v, v, v, f0, f1, f2) >= near2:
+            continue
         t = point_triangle_distance_type(x[v], x[f0], x[f1], x[f2])
         d2 = point_triangle_distance_squared(x[v], x[f0], x[f1], x[f2], t)
+        near[r] = d2 < near2
         if not d2 < dhat2:
             continue
         w = 0.25 * vareas[v] if area_w else 1.0
@@ -407,6 +435,49 @@ def _merge(rk, ri, rd, rw, re, edges, faces, n_vertices, n_edges):
     return out_kind[:m], out_vert[:m], out_prim[:m], out_dtype[:m], out_eps[:m], out_w[:m]
 
 
+#: Candidates farther than dhat have no sub-pair (an edge's endpoint to the other edge, a vertex to a face's
+#: edge or corner) within dhat, so the improved max approximator's terms are searched among the candidates
+#: with a squared distance below NEAR_FACTOR * dhat^2 only; the margin covers the round-off between the
+#: candidate's distance formula and the sub-pair's.
+NEAR_FACTOR = 1.0 + 1e-6
+
+
+def _with_improved_max_terms(mesh, x, rest, areas, cands, near, dhat2, area_w, records):
+    """The classified records (active ones only) followed by the improved max approximator's terms (002)."""
+    vareas, eareas = areas
+    vv, ev, ee, vf = cands
+    rk, ri, rd, rw, re = records
+    n, edges, faces, face_edges = mesh.n_vertices, mesh.edges, mesh.faces, mesh.face_edges
+    o_ev, o_ee, o_vf = len(vv), len(vv) + len(ev), len(vv) + len(ev) + len(ee)  # record layout of ``_classify``
+    ev_n = ev[near[o_ev:o_ee]]
+    ee_n = ee[near[o_ee:o_vf]]
+    vf_n = vf[near[o_vf:o_vf + len(vf)]]
+    empty = np.zeros((0, 2), np.int64)
+    vvadj = mesh.vertex_vertex_adjacency
+    ev_vv = _element_vertex_to_vv(x, edges, ev_n, dhat2, n) if len(ev_n) else empty
+    ee_ev = _edge_edge_to_ev(x, edges, ee_n, dhat2, n) if len(ee_n) else empty
+    fv_ev = _face_vertex_to_ev(x, edges, face_edges, vf_n, dhat2, n) if len(vf_n) else empty
+    fv_vv = _element_vertex_to_vv(x, faces, np.ascontiguousarray(vf_n[:, ::-1]), dhat2, n) if len(vf_n) else empty
+    ve = mesh.vertex_edge_adjacency
+    n_extra = len(ev_vv) + len(fv_ev) + len(fv_vv) + len(ee_ev)
+    if len(ee_ev):
+        n_extra += int(np.sum(ve.indptr[ee_ev[:, 1] + 1] - ve.indptr[ee_ev[:, 1]]))
+    keep = np.flatnonzero(rk >= 0)  # the active records, in record order, then the new terms
+    m = len(keep)
+    rk = np.concatenate([rk[keep], np.full(n_extra, _NONE, np.int64)])
+    ri = np.concatenate([ri[keep], np.empty((n_extra, 2), np.int64)])
+    rd = np.concatenate([rd[keep], np.empty(n_extra, np.int64)])
+    rw = np.concatenate([rw[keep], np.empty(n_extra, np.float64)])
+    re = np.concatenate([re[keep], np.empty(n_extra, np.float64)])
+    r = _negative_vv_from_ev(ev_vv, vvadj.indptr, vvadj.indices, vareas, area_w, rk, ri, rd, rw, re, m)
+    r = _negative_ev_from_ee(x, rest, edges, ee_ev, ve.indptr, ve.indices, eareas, area_w, rk, ri, rd, rw, re, r)
+    evadj = mesh.edge_vertex_adjacency
+    r = _negative_ev_from_fv(x, edges, fv_ev, evadj.indptr, evadj.indices, vareas, area_w, rk, ri, rd, rw, re, r)
+    _positive_vv_from_fv(fv_vv, vvadj.indptr, vvadj.indices, mesh.is_vertex_on_boundary, vareas, area_w,
+                         rk, ri, rd, rw, re, r)
+    return rk, ri, rd, rw, re
+
+
 # ---------------------------------------------------------------------------- public API
 def _pairs(a) -> np.ndarray:
     a = np.asarray(a, dtype=np.int64)
@@ -454,43 +525,18 @@ def build_collisions(mesh, x, dhat: float, candidates=None, use_area_weighting: 
     edges, faces, face_edges = mesh.edges, mesh.faces, mesh.face_edges
     plane_o, plane_n = mesh.planes_array()
     n_main = len(vv) + len(ev) + len(ee) + len(vf) + len(pv)
-
-    extra = None
-    if use_improved_max_approximator:
-        vvadj = mesh.vertex_vertex_adjacency
-        ev_vv = _element_vertex_to_vv(x, edges, ev, dhat2, n) if len(ev) else np.zeros((0, 2), np.int64)
-        ee_ev = _edge_edge_to_ev(x, edges, ee, dhat2, n) if len(ee) else np.zeros((0, 2), np.int64)
-        fv_ev = _face_vertex_to_ev(x, edges, face_edges, vf, dhat2, n) if len(vf) else np.zeros((0, 2), np.int64)
-        fv_vv = (_element_vertex_to_vv(x, faces, np.ascontiguousarray(vf[:, ::-1]), dhat2, n)
-                 if len(vf) else np.zeros((0, 2), np.int64))
-        ve = mesh.vertex_edge_adjacency
-        n_extra = len(ev_vv) + len(fv_ev) + len(fv_vv) + len(ee_ev)
-        if len(ee_ev):
-            n_extra += int(np.sum(ve.indptr[ee_ev[:, 1] + 1] - ve.indptr[ee_ev[:, 1]]))
-        extra = (ev_vv, ee_ev, fv_ev, fv_vv, vvadj, ve, n_extra)
-        n_total = n_main + n_extra
-    else:
-        n_total = n_main
-
-    rk = np.full(n_total, _NONE, np.int64)
-    ri = np.empty((n_total, 2), np.int64)
-    rd = np.empty(n_total, np.int64)
-    rw = np.empty(n_total, np.float64)
-    re = np.empty(n_total, np.float64)
+    rk = np.full(n_main, _NONE, np.int64)
+    ri = np.empty((n_main, 2), np.int64)
+    rd = np.empty(n_main, np.int64)
+    rw = np.empty(n_main, np.float64)
+    re = np.empty(n_main, np.float64)
+    near = np.empty(n_main, np.bool_)
     with numba_threads(threads_for(n_main)):  # small inputs: one thread (see broad_phase.threads)
         _classify(x, rest, edges, faces, face_edges, vareas, eareas, vv, ev, ee, vf, pv, plane_o, plane_n,
-                  dhat2, area_w, rk, ri, rd, rw, re)
-    if extra is not None:
-        ev_vv, ee_ev, fv_ev, fv_vv, vvadj, ve, _ = extra
-        r = n_main
-        r = _negative_vv_from_ev(ev_vv, vvadj.indptr, vvadj.indices, vareas, area_w, rk, ri, rd, rw, re, r)
-        r = _negative_ev_from_ee(x, rest, edges, ee_ev, ve.indptr, ve.indices, eareas, area_w,
-                                 rk, ri, rd, rw, re, r)
-        evadj = mesh.edge_vertex_adjacency
-        r = _negative_ev_from_fv(x, edges, fv_ev, evadj.indptr, evadj.indices, vareas, area_w,
-                                 rk, ri, rd, rw, re, r)
-        r = _positive_vv_from_fv(fv_vv, vvadj.indptr, vvadj.indices, mesh.is_vertex_on_boundary, vareas,
-                                 area_w, rk, ri, rd, rw, re, r)
+                  dhat2, area_w, rk, ri, rd, rw, re, near, NEAR_FACTOR * dhat2)
+    if use_improved_max_approximator:
+        rk, ri, rd, rw, re = _with_improved_max_terms(mesh, x, rest, (vareas, eareas), (vv, ev, ee, vf), near, dhat2,
+                                                      area_w, (rk, ri, rd, rw, re))
     if max(n, mesh.n_edges) ** 2 * 16 >= 2**52:
         raise ValueError("build_collisions: mesh too large for the 52-bit stencil keys")
     kind, verts, prims, dtype, eps_x, weight = _merge(rk, ri, rd, rw, re, edges, faces, n, max(mesh.n_edges, 1))

@@ -43,8 +43,8 @@ from .boundary import DofMap
 from .elastic import ElasticTerm
 from .integrators import LaggedRayleighDamping, check_damping_ratio, make_integrator
 from .linear import forget_history as forget_linear_history
-from .linear import solve_spd
-from .reduction import SystemMatrix
+from .linear import pardiso_solver, resolve_backend, solve_spd
+from .reduction import FreePattern, SystemMatrix
 
 
 @dataclass
@@ -165,6 +165,7 @@ class ImplicitEulerSolver:
         self._barrier_args = dict(stiffness=self.kappa, use_physical_barrier=conv)
         #: run ``ipcsim.sanity.check_scene`` at the next step (set False when the caller has checked the scene)
         self.check_on_first_step = bool(sanity_check)
+        self._orderings = {}  # packed free mask -> pardiso ordering of the contact-free H_ff (``_ordering_for``)
         # per-step data (set in step)
         self._fc = None
         self._fp = None
@@ -178,6 +179,24 @@ class ImplicitEulerSolver:
         start of every ``step``."""
         self.dofs.free_pattern = None
         forget_linear_history()
+
+    def _ordering_for(self, free: np.ndarray):
+        """pardiso's fill-reducing ordering of the contact-free Newton matrix H_ff (elastic pattern and diagonal)
+        for this free mask, computed once per mask and reused by every analysis (``linear.PardisoSPD.solve``):
+        it depends on the model and the mask only, so steps stay history-free, and no step pays for a nested
+        dissection. None for the other backends."""
+        if resolve_backend(self.linear_backend) != "pardiso":
+            return None
+        key = np.packbits(free).tobytes()
+        if key not in self._orderings:
+            e = self.elastic.pattern
+            base = FreePattern(e.indptr, e.indices, free)
+            data = np.full(base.nnz, 1e-3)
+            data[base.diagonal] = 1.0
+            if len(self._orderings) >= 4:
+                self._orderings.pop(next(iter(self._orderings)))
+            self._orderings[key] = pardiso_solver().compute_ordering(base.csr(data))
+        return self._orderings[key]
 
     def _surface(self, x: np.ndarray) -> np.ndarray:
         return self.dofs.surface(x)
@@ -330,7 +349,7 @@ class ImplicitEulerSolver:
             if not arrived:
                 rhs -= hess.prescribed_coupling(free, p)
             if free.any():
-                p[free] = solve_spd(hess.free_block(free), rhs, self.linear_backend)
+                p[free] = solve_spd(hess.free_block(free), rhs, self.linear_backend, self._ordering_for(free))
                 if not np.all(np.isfinite(p)):
                     raise ValueError("Newton system is singular (non-finite search direction)")
             stats.time_linear_solve += time.perf_counter() - t0

@@ -8,6 +8,8 @@ matrices of ``reduction.SystemMatrix.free_block`` share them while the pattern i
 factorisation then runs (pardiso phase 23 instead of 13). When the pattern does change but keeps its size and
 has grown by at most ``PardisoSPD.ORDERING_REUSE_GROWTH`` (contact entries appearing), the new analysis reuses
 the previous fill-reducing ordering (MKL's user permutation, iparm(5) = 1) and skips the nested dissection.
+The caller may also pass an ordering of its own (``PardisoSPD.compute_ordering`` of a base pattern, e.g. the
+contact-free Newton matrix of a model): analyses then take it, which keeps them independent of earlier solves.
 If MKL rejects the matrix (not positive definite), the solve falls back to a general LU factorisation
 (SciPy's SuperLU).
 """
@@ -18,6 +20,7 @@ import ctypes
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from numba import njit
 
 try:  # a default dependency on x86_64 Linux/Windows (pyproject marker)
     import pypardiso as _pypardiso
@@ -47,17 +50,42 @@ def _solve_cholespy(a: sp.csr_matrix, b: np.ndarray) -> np.ndarray:
     return x.ravel()
 
 
+@njit(cache=True)
+def _upper_pattern(indptr, indices):
+    """(positions (k,) int64, indptr (n + 1,) int32, indices (k,) int32) of the entries with column >= row of a
+    CSR pattern, in CSR order: the upper triangle's own CSR pattern and where its entries sit in the input."""
+    n = indptr.shape[0] - 1
+    count = 0
+    for r in range(n):
+        for k in range(indptr[r], indptr[r + 1]):
+            if indices[k] >= r:
+                count += 1
+    pos = np.empty(count, np.int64)
+    u_ptr = np.empty(n + 1, np.int32)
+    u_ind = np.empty(count, np.int32)
+    t = 0
+    u_ptr[0] = 0
+    for r in range(n):
+        for k in range(indptr[r], indptr[r + 1]):
+            if indices[k] >= r:
+                pos[t] = k
+                u_ind[t] = indices[k]
+                t += 1
+        u_ptr[r + 1] = t
+    return pos, u_ptr, u_ind
+
+
 def upper_triangle_positions(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """Data positions (k,) int64 of the entries with column >= row of a CSR pattern, in CSR order."""
-    rows = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
-    return np.flatnonzero(np.asarray(indices, np.int64) >= rows)
+    return _upper_pattern(np.asarray(indptr), np.asarray(indices))[0]
 
 
 class PardisoSPD:
     """MKL pardiso Cholesky with symbolic-analysis reuse for repeated patterns (see the module doc).
 
     Attributes (statistics): analyses (new patterns seen), ordering_reuses (analyses that reused the previous
-    fill-reducing ordering), factorizations (numerical factorisations done).
+    fill-reducing ordering), given_orderings (analyses that took the caller's ordering), factorizations
+    (numerical factorisations done).
     """
 
     #: Largest relative growth of the number of entries for which a new pattern reuses the last ordering.
@@ -73,6 +101,7 @@ class PardisoSPD:
         self._computes_ordering = False
         self.analyses = 0
         self.ordering_reuses = 0
+        self.given_orderings = 0
         self.factorizations = 0
 
     @staticmethod
@@ -89,11 +118,17 @@ class PardisoSPD:
             s.iparm[:] = 0
         return s
 
-    def _choose_ordering(self, n: int, nnz: int) -> None:
-        """Set iparm(5)/perm for the next analysis: reuse the last ordering or compute and return a new one."""
+    def _choose_ordering(self, n: int, nnz: int, given=None) -> None:
+        """Set iparm(5)/perm for the next analysis: the given ordering (perm, nnz it was computed for), the last
+        ordering, or a new one (computed by the analysis and kept for later)."""
         s = self._solver
         self._computes_ordering = False
         if s.iparm[0] != 1:
+            return
+        if given is not None and len(given[0]) == n and nnz <= (1.0 + self.ORDERING_REUSE_GROWTH) * given[1]:
+            s.iparm[4] = 1
+            s.perm = np.array(given[0], np.int32)
+            self.given_orderings += 1
             return
         o = self._ordering
         if o is not None and o[0] == n and o[1] <= nnz <= (1.0 + self.ORDERING_REUSE_GROWTH) * o[1]:
@@ -116,26 +151,48 @@ class PardisoSPD:
         p = self._pattern
         return p is not None and p[0] == a.shape[0] and p[1] is a.indptr and p[2] is a.indices
 
-    def _analyse(self, a: sp.csr_matrix) -> None:
-        self._pattern_reset()  # release the previous factorisation and analysis
-        pos = upper_triangle_positions(a.indptr, a.indices)
-        rows = np.repeat(np.arange(a.shape[0], dtype=np.int64), np.diff(a.indptr))
-        counts = np.bincount(rows[pos], minlength=a.shape[0])
+    def compute_ordering(self, a: sp.csr_matrix) -> tuple[np.ndarray, int]:
+        """(perm (n,) int32, a.nnz): MKL's fill-reducing ordering of a's pattern (nested dissection), computed
+        by a separate analysis, for ``solve(..., ordering=...)``; a: (n, n) CSR, sorted indices."""
+        pos, u_ptr, u_ind = _upper_pattern(np.asarray(a.indptr), np.asarray(a.indices))
         u = sp.csr_matrix(a.shape, dtype=np.float64)
-        u.indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
-        u.indices = np.asarray(a.indices)[pos].astype(np.int32)
+        u.indptr, u.indices = u_ptr, u_ind
+        u.data = np.ascontiguousarray(a.data[pos], np.float64)
+        s = self._new_solver()
+        if s.iparm[0] != 1:  # pragma: no cover - unusual MKL builds: no user orderings
+            return np.zeros(0, np.int32), a.nnz
+        s.iparm[4] = 2
+        s.perm = np.zeros(a.shape[0], np.int32)
+        b = np.zeros(a.shape[0])
+        s.set_phase(11)
+        s._call_pardiso(u, b)
+        perm = s.perm.copy()
+        s.set_phase(-1)
+        s._call_pardiso(u, b)
+        return perm, a.nnz
+
+    def _analyse(self, a: sp.csr_matrix, ordering=None) -> None:
+        self._pattern_reset()  # release the previous factorisation and analysis
+        pos, u_ptr, u_ind = _upper_pattern(np.asarray(a.indptr), np.asarray(a.indices))
+        u = sp.csr_matrix(a.shape, dtype=np.float64)
+        u.indptr, u.indices = u_ptr, u_ind
         u.data = np.zeros(len(pos))
         u.has_sorted_indices = True
         self._upper = (pos, u)
         self._pattern = (a.shape[0], a.indptr, a.indices)
-        self._choose_ordering(a.shape[0], a.nnz)
+        self._choose_ordering(a.shape[0], a.nnz, ordering)
         self.analyses += 1
 
-    def solve(self, a: sp.csr_matrix, b: np.ndarray) -> np.ndarray:
-        """x (n,) with a x = b; a (n, n) SPD CSR with sorted indices (use its upper triangle), b (n,)."""
+    def solve(self, a: sp.csr_matrix, b: np.ndarray, ordering=None) -> np.ndarray:
+        """x (n,) with a x = b; a (n, n) SPD CSR with sorted indices (use its upper triangle), b (n,).
+
+        ordering: None, or (perm, nnz) from ``compute_ordering`` for a pattern that a's contains (a contact-free
+        Newton matrix): a new analysis then takes it instead of computing one (while a has at most
+        ``ORDERING_REUSE_GROWTH`` more entries), so that its result depends on a alone and not on earlier calls.
+        """
         fresh = not self._same_pattern(a)
         if fresh:
-            self._analyse(a)
+            self._analyse(a, ordering)
         pos, u = self._upper
         u.data = np.ascontiguousarray(a.data[pos], np.float64)
         if np.any(np.diff(u.indptr) == 0):
@@ -179,18 +236,23 @@ def forget_history() -> None:
         _PARDISO._pattern_reset()
 
 
-def solve_spd(a: sp.spmatrix, b: np.ndarray, backend: str = "auto") -> np.ndarray:
+def resolve_backend(backend: str) -> str:
+    """The backend name 'auto' stands for (the first of ``available_backends()``), else backend itself."""
+    return available_backends()[0] if backend == "auto" else backend
+
+
+def solve_spd(a: sp.spmatrix, b: np.ndarray, backend: str = "auto", ordering=None) -> np.ndarray:
     """Solve a x = b for a sparse SPD matrix a (n, n) and b (n,); backend 'auto' (the first of
-    ``available_backends()``), 'pardiso', 'cholespy' or 'scipy'."""
-    if backend == "auto":
-        backend = available_backends()[0]
+    ``available_backends()``), 'pardiso', 'cholespy' or 'scipy'. ordering: pardiso only, see
+    ``PardisoSPD.solve`` (ignored by the other backends)."""
+    backend = resolve_backend(backend)
     if backend == "pardiso":
         if _pypardiso is None:
             raise ValueError("backend 'pardiso' needs pypardiso (pip install pypardiso)")
         if not (sp.isspmatrix_csr(a) and a.has_canonical_format):
             a = sp.csr_matrix(a, copy=True)
             a.sum_duplicates()  # sorted indices, no duplicates
-        return pardiso_solver().solve(a, b)
+        return pardiso_solver().solve(a, b, ordering)
     if backend == "cholespy":
         if _cholespy is None:
             raise ValueError("backend 'cholespy' needs cholespy (pip install cholespy)")

@@ -57,6 +57,46 @@ def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, i
     return n_miss
 
 
+@njit(cache=True)
+def _merge_new_keys(old_keys, old_indices, old_indptr, new_keys, nf, elastic_dst, diagonal):
+    """Insert the sorted new keys (row * nf + col, none of them in old_keys) into a sorted CSR pattern in one
+    pass: returns (keys, indices, indptr, elastic_dst, diagonal) of the merged pattern (positions remapped)."""
+    n_old, m = old_keys.shape[0], new_keys.shape[0]
+    keys = np.empty(n_old + m, np.int64)
+    indices = np.empty(n_old + m, old_indices.dtype)
+    moved = np.empty(n_old, np.int64)  # new position of old entry i
+    i = 0
+    j = 0
+    t = 0
+    while i < n_old or j < m:
+        if j < m and (i >= n_old or new_keys[j] < old_keys[i]):
+            keys[t] = new_keys[j]
+            indices[t] = new_keys[j] % nf
+            j += 1
+        else:
+            keys[t] = old_keys[i]
+            indices[t] = old_indices[i]
+            moved[i] = t
+            i += 1
+        t += 1
+    indptr = np.empty(old_indptr.shape[0], old_indptr.dtype)
+    indptr[0] = 0
+    j = 0
+    added = 0
+    for r in range(old_indptr.shape[0] - 1):
+        while j < m and new_keys[j] // nf == r:
+            added += 1
+            j += 1
+        indptr[r + 1] = old_indptr[r + 1] + added
+    e_dst = np.empty(elastic_dst.shape[0], np.int64)
+    for k in range(elastic_dst.shape[0]):
+        e_dst[k] = moved[elastic_dst[k]]
+    diag = np.empty(diagonal.shape[0], np.int64)
+    for k in range(diagonal.shape[0]):
+        diag[k] = moved[diagonal[k]]
+    return keys, indices, indptr, e_dst, diag
+
+
 def _expand_rows(indptr: np.ndarray) -> np.ndarray:
     """Row index (nnz,) int64 of every entry of a CSR with this indptr."""
     return np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
@@ -124,20 +164,16 @@ class FreePattern:
         if len(old) == 0:
             raise ValueError("cannot grow an empty pattern (no free coordinates)")
         fresh = (ins >= len(old)) | (old[np.minimum(ins, len(old) - 1)] != new)
-        new, ins = new[fresh], ins[fresh]
+        new = new[fresh]
         out = FreePattern.__new__(FreePattern)
         out.free, out.n_free, out.full_to_free = self.free, self.n_free, self.full_to_free
         out._e_indices = self._e_indices
-        out._keys = np.insert(old, ins, new)
-        # old entry i moves to i + (number of new keys inserted at or before position i)
-        shift = np.cumsum(np.bincount(ins, minlength=len(old) + 1))[:len(old)]
+        big = len(old) + len(new) >= 2**31 - 1
+        old_indices = self.indices.astype(np.int64) if big else self.indices
+        old_indptr = self.indptr.astype(np.int64) if big else self.indptr
+        out._keys, out.indices, out.indptr, out.elastic_dst, out.diagonal = _merge_new_keys(
+            old, old_indices, old_indptr, new, nf, self.elastic_dst, self.diagonal)
         out.elastic_src = self.elastic_src
-        out.elastic_dst = self.elastic_dst + shift[self.elastic_dst]
-        out.diagonal = self.diagonal + shift[self.diagonal]
-        row_counts = np.bincount(new // nf, minlength=self.n_free)
-        itype = np.int64 if len(out._keys) >= 2**31 - 1 else self.indices.dtype
-        out.indptr = (self.indptr + np.concatenate([[0], np.cumsum(row_counts)])).astype(itype)
-        out.indices = np.insert(self.indices, ins, new % nf).astype(itype)
         out.n_surface_entries = self.n_surface_entries + len(new)
         return out
 
