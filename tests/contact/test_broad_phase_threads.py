@@ -29,3 +29,60 @@ def test_numba_threads_restores_the_count():
     with threads.numba_threads(10**6) as n:  # clamped to the pool size
         assert n == nb.config.NUMBA_NUM_THREADS
     assert nb.get_num_threads() == before
+
+
+def _sheets_mesh():
+    import numpy as np
+
+    from ipcsim.geometry.collision_mesh import CollisionMesh
+
+    n = 40
+    s = np.linspace(0.0, 1.0, n)
+    gx, gy = np.meshgrid(s, s, indexing="ij")
+    idx = np.arange(n * n).reshape(n, n)
+    a, b, c, d = idx[:-1, :-1].ravel(), idx[1:, :-1].ravel(), idx[1:, 1:].ravel(), idx[:-1, 1:].ravel()
+    f = np.vstack([np.stack([a, b, c], 1), np.stack([a, c, d], 1)])
+    meshes = [CollisionMesh.from_triangle_mesh(np.stack([gx.ravel(), gy.ravel(), np.full(n * n, z)], 1), f, body=k)
+              for k, z in enumerate((0.0, 0.004))]
+    mesh = CollisionMesh.concatenate(meshes)
+    rng = np.random.default_rng(3)
+    x = mesh.rest_positions + 1e-3 * rng.standard_normal((mesh.n_vertices, 3))
+    return mesh, x
+
+
+def test_side_by_side_joins_give_the_same_candidates(monkeypatch):
+    """vf and ee joins run concurrently (two Python threads) on small machines: same pairs as one after the other."""
+    import numpy as np
+
+    from ipcsim.contact.broad_phase import build_candidates, candidates, cell_join
+
+    mesh, x = _sheets_mesh()
+    monkeypatch.setattr(cell_join, "THREADS", 1)
+    monkeypatch.setattr(candidates, "SIDE_BY_SIDE_MIN_BOXES", 10**9)
+    serial = [build_candidates(mesh, x, x1, inflation_radius=0.003) for x1 in (None, x + 0.01)]
+    monkeypatch.setattr(candidates, "SIDE_BY_SIDE_MIN_BOXES", 0)
+    with threads.numba_threads(2):
+        assert candidates._side_by_side("auto", mesh.n_faces + mesh.n_edges) == (nb.get_num_threads() >= 2)
+        both = [build_candidates(mesh, x, x1, inflation_radius=0.003) for x1 in (None, x + 0.01)]
+    for a, b in zip(serial, both):
+        assert len(a.ee) > 1000 and len(a.vf) > 1000
+        for kind in ("vf", "ee", "ev", "vv", "pv"):
+            assert np.array_equal(getattr(a, kind), getattr(b, kind)), kind
+
+
+def test_side_by_side_joins_work_in_a_forked_child(monkeypatch):
+    """The helper thread does not survive fork(); a child makes its own instead of waiting on a dead one."""
+    import multiprocessing as mp
+    import sys
+
+    from ipcsim.contact.broad_phase import build_candidates, candidates
+
+    if sys.platform == "win32":
+        pytest.skip("no fork on Windows")
+    mesh, x = _sheets_mesh()
+    monkeypatch.setattr(candidates, "SIDE_BY_SIDE_MIN_BOXES", 0)
+    expected = build_candidates(mesh, x, None, inflation_radius=0.003)
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(build_candidates, (mesh, x, None, 0.003)).get(timeout=120)
+    assert got.as_sets() == expected.as_sets()

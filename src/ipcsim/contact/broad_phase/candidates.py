@@ -19,10 +19,14 @@ an active set with activation distance dhat, r = dhat / 2 is enough.
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 
+from . import cell_join
 from .boxes import plane_vertex_mask, simplex_boxes6, vertex_boxes6
 from .brute_force import brute_force_pairs
 from .cell_join import cell_pairs6
@@ -79,6 +83,28 @@ def _pairs(method: str, queries: tuple, elements: tuple, self_query: bool) -> np
     return brute_force_pairs(q, e, self_query)
 
 
+#: Fewest faces + edges for which the vertex-face and edge-edge joins run side by side (``_side_by_side``).
+SIDE_BY_SIDE_MIN_BOXES = 4_000
+
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _helper_thread() -> ThreadPoolExecutor:
+    """A one-thread executor for the second join, made anew in a forked child (whose copy has no thread)."""
+    global _POOL
+    if _POOL is None or _POOL[0] != os.getpid():
+        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="ipcsim-broad-phase"))
+    return _POOL[1]
+
+
+def _side_by_side(method: str, n_boxes: int) -> bool:
+    """Run the vf and ee joins concurrently: the cell join of each runs on one thread (machines with fewer than
+    4 cores, see ``cell_join.n_threads``) while Numba may use two, and the mesh is big enough to pay for the
+    hand-over (~0.1 ms). Each join is the same serial computation either way: the same pairs, in the same order."""
+    return (method in ("auto", "cell_join") and n_boxes >= SIDE_BY_SIDE_MIN_BOXES and cell_join.n_threads() == 1
+            and nb.get_num_threads() >= 2)
+
+
 def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: str = "auto") -> Candidates:
     """Candidate pairs of ``mesh`` at positions x0 (static) or along the linear motion x0 -> x1.
 
@@ -110,10 +136,15 @@ def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: s
     vertices = (vbox, v_ids, v_obst)
     edges = (simplex_boxes6(vbox, edges_), edges_, np.ascontiguousarray(mesh.edge_is_obstacle, dtype=bool))
     out = Candidates()
+    ee_job = None
+    if len(edges_) and len(faces) and _side_by_side(method, len(faces) + len(edges_)):
+        ee_job = _helper_thread().submit(_pairs, method, edges, edges, True)
     if len(faces):
         fdata = (simplex_boxes6(vbox, faces), faces, np.ascontiguousarray(mesh.face_is_obstacle, dtype=bool))
         out.vf = _pairs(method, vertices, fdata, False)
-    if len(edges_):
+    if ee_job is not None:
+        out.ee = ee_job.result()
+    elif len(edges_):
         out.ee = _pairs(method, edges, edges, True)
 
     cv, ce = mesh.codim_vertices, mesh.codim_edges

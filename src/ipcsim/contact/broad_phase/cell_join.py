@@ -440,9 +440,10 @@ def choose_cell_size(q_box, e_box):
     return h if h > 0.0 else 1.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def cell_join_pairs(q_data, e_data, self_query, h, guess, n_chunks):
-    """All accepted (query, element) pairs with overlapping boxes, sorted lexicographically.
+    """All accepted (query, element) pairs with overlapping boxes, sorted lexicographically. Releases the GIL,
+    so that two joins can run side by side in two Python threads (``candidates.build_candidates``).
 
     Args:
         q_data, e_data: (box (n, 6) float64 [m] [lo, hi], verts (n, k) int64 vertex ids,
