@@ -5,7 +5,8 @@ a copy of itself 0.5*dhat above its top. Ops: build the active set (broad phase 
 gradient, PSD-projected barrier Hessian (sparse), collision-free step size with additive CCD (broad phase
 included). Each op: one warm-up call (Numba compile; reported as "first call", in a fresh process it is the cost of
 loading the Numba cache or compiling), then the median of several runs, ours and ipctk's alternating with a short
-pause before each run; a run of an op faster than 5 ms is a batch of back-to-back calls (``timed_pair``).
+pause before each run. Two kinds of run per op (``timed_pair``): steady, a batch of back-to-back calls (the ratio
+tracked), and single, one call right after the pause (printed too).
 The last line is `worst ratio: X`, the largest of the four ratios on the sheets.
 
 Usage: python benchmarks/bench_contact.py [--repeats N] [--data ../shared/data]
@@ -73,9 +74,9 @@ def bunny_scene(data: Path, overlapping: bool = False):
     return mesh, x, x + disp
 
 
-PAUSE = 0.05  # [s] idle time between calls: ipctk's TBB workers spin for a while after a parallel call and
+PAUSE = 0.05  # [s] idle time between runs: ipctk's TBB workers spin for a while after a parallel call and
 # would otherwise steal a core from whichever call comes next on a 2-core machine.
-MIN_BATCH = 0.005  # [s] ops faster than this are timed as a batch of back-to-back calls (see ``timed_pair``)
+MIN_BATCH = 0.05  # [s] a steady-state run is a batch of back-to-back calls lasting at least this (``timed_pair``)
 
 
 def _once(fn, batch: int = 1) -> float:
@@ -88,22 +89,27 @@ def _once(fn, batch: int = 1) -> float:
 
 
 def timed_pair(ours, theirs, repeats):
-    """(first call of ours, median of ours, median of theirs) [s per call], runs alternating ours/theirs.
+    """Timings [s per call] of one op, ours and ipctk's alternating, medians of ``repeats`` runs each:
+    (first call of ours, steady ours, steady theirs, single ours, single theirs).
 
-    A call of well under a millisecond, timed alone after the pause, measures mostly the idle virtual CPU's
-    wake-up (0.1-0.2 ms on the development machine, for either library): ops whose single call takes less
-    than MIN_BATCH are therefore timed as a batch of k back-to-back calls, the same k for both libraries
-    (k from one call of each after the warm-up), and reported per call.
+    steady: each run is a batch of k back-to-back calls (k from one call of each after the warm-up, the same k
+    for both libraries, at least MIN_BATCH long), as a solver calls them; single: each run is one call right
+    after the pause. A single call of a two-threaded op also pays for waking the idle second virtual CPU
+    (up to several ms on the development machine, for either library), so single-call times of ops of a few
+    ms are bimodal; the steady ratio is the one tracked.
     """
     first = _once(ours)
     _once(theirs)
     single = min(_once(ours), _once(theirs))
     batch = max(1, min(1000, math.ceil(MIN_BATCH / max(single, 1e-7))))
-    runs_ours, runs_theirs = [], []
+    steady_ours, steady_theirs, single_ours, single_theirs = [], [], [], []
     for _ in range(repeats):
-        runs_ours.append(_once(ours, batch))
-        runs_theirs.append(_once(theirs, batch))
-    return first, statistics.median(runs_ours), statistics.median(runs_theirs)
+        steady_ours.append(_once(ours, batch))
+        steady_theirs.append(_once(theirs, batch))
+        single_ours.append(_once(ours))
+        single_theirs.append(_once(theirs))
+    med = statistics.median
+    return first, med(steady_ours), med(steady_theirs), med(single_ours), med(single_theirs)
 
 
 def bench(name, mesh, x0, x1, repeats):
@@ -115,8 +121,8 @@ def bench(name, mesh, x0, x1, repeats):
     tk_coll.build(cm, V, DHAT)
     ours = {}
 
-    def our_build():
-        cands = build_candidates(mesh, x0, None, inflation_radius=DHAT)
+    def our_build():  # boxes inflated by dhat / 2, as ipctk's NormalCollisions.build (pairs closer than dhat)
+        cands = build_candidates(mesh, x0, None, inflation_radius=0.5 * DHAT)
         ours["c"] = build_collisions(mesh, x0, DHAT, candidates=cands)
 
     our_build()
@@ -133,12 +139,15 @@ def bench(name, mesh, x0, x1, repeats):
     ]
     print(f"\n== {name}: {mesh.n_vertices} vertices, {mesh.n_faces} faces, {mesh.n_edges} edges; "
           f"active set: ipcsim {len(coll)} stencils, ipctk {len(tk_coll)}")
-    print(f"{'op':<20}{'ipcsim [s]':>12}{'ipctk [s]':>12}{'ratio':>9}{'first call [s]':>16}")
+    print(f"{'':<20}{'steady (batches of calls)':>33}{'':>16}{'single call after a pause':>35}")
+    print(f"{'op':<20}{'ipcsim [ms]':>12}{'ipctk [ms]':>12}{'ratio':>9}{'first call [s]':>16}"
+          f"{'ipcsim [ms]':>14}{'ipctk [ms]':>12}{'ratio':>9}")
     ratios = {}
     for op, ours_fn, theirs_fn in ops:
-        first, t_ours, t_tk = timed_pair(ours_fn, theirs_fn, repeats)
+        first, t_ours, t_tk, s_ours, s_tk = timed_pair(ours_fn, theirs_fn, repeats)
         ratios[op] = t_ours / t_tk
-        print(f"{op:<20}{t_ours:>12.4f}{t_tk:>12.4f}{ratios[op]:>9.2f}{first:>16.3f}")
+        print(f"{op:<20}{1e3 * t_ours:>12.4g}{1e3 * t_tk:>12.4g}{ratios[op]:>9.2f}{first:>16.3f}"
+              f"{1e3 * s_ours:>14.4g}{1e3 * s_tk:>12.4g}{s_ours / s_tk:>9.2f}")
     alpha = compute_collision_free_stepsize(mesh, x0, x1)
     alpha_tk = ipctk.compute_collision_free_stepsize(cm, V, np.asfortranarray(x1), narrow_phase_ccd=ipctk.AdditiveCCD())
     print(f"step size: ipcsim {alpha:.6f}, ipctk ACCD {alpha_tk:.6f}")
@@ -154,7 +163,8 @@ def main(argv=None):
     print(f"threads: ipctk {ipctk.get_num_threads()}, numba {__import__('numba').get_num_threads()}")
     sheet = bench("two sheets", *sheets_scene(), args.repeats)
     if (args.data / "ipc").is_dir():
-        bench("bunny stacked 0.5*dhat above its copy", *bunny_scene(args.data), args.repeats)
+        stacked = bench("bunny stacked 0.5*dhat above its copy", *bunny_scene(args.data), args.repeats)
+        print(f"\nworst ratio on the stacked bunny: {max(stacked.values()):.2f}")
         bench("bunny and its copy shifted up 0.5*dhat (overlapping)", *bunny_scene(args.data, True), args.repeats)
     else:
         print(f"(bunny scene skipped: no data at {args.data})", file=sys.stderr)

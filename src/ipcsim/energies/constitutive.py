@@ -31,6 +31,14 @@ from .kinematics import rotation_variant_sigma
 from .mat3 import det3, frob2
 
 
+@njit(cache=True)
+def _zero_derivatives(dpsi: np.ndarray, d2psi: np.ndarray) -> None:
+    for a in range(3):
+        dpsi[a] = 0.0
+        for b in range(3):
+            d2psi[a, b] = 0.0
+
+
 # ------------------------------------------------------------------------------------------------- NH
 @njit(cache=True)
 def neohookean_psi(f: np.ndarray, mu: float, lam: float) -> float:
@@ -45,13 +53,19 @@ def neohookean_psi(f: np.ndarray, mu: float, lam: float) -> float:
 @njit(cache=True)
 def neohookean_invariant_derivatives(i1: float, i2: float, i3: float, mu: float, lam: float):
     """NH (dPsi/dI (3,), d2Psi/dI2 (3, 3)) [Pa]; NaN for I3 <= 0 (the solver must keep J > 0)."""
-    dpsi = np.zeros(3)
-    d2psi = np.zeros((3, 3))
+    dpsi, d2psi = np.empty(3), np.empty((3, 3))
+    neohookean_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
+    return dpsi, d2psi
+
+
+@njit(cache=True)
+def neohookean_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi) -> None:
+    """neohookean_invariant_derivatives written into dpsi (3,), d2psi (3, 3)."""
+    _zero_derivatives(dpsi, d2psi)
     lnj = math.log(i3) if i3 > 0.0 else math.nan
     dpsi[1] = 0.5 * mu
     dpsi[2] = (lam * lnj - mu) / i3
     d2psi[2, 2] = (lam + mu - lam * lnj) / (i3 * i3)
-    return dpsi, d2psi
 
 
 # ------------------------------------------------------------------------------------------------ SNH
@@ -66,13 +80,19 @@ def stable_neohookean_psi(f: np.ndarray, mu: float, lam: float) -> float:
 @njit(cache=True)
 def stable_neohookean_invariant_derivatives(i1: float, i2: float, i3: float, mu: float, lam: float):
     """SNH (dPsi/dI (3,), d2Psi/dI2 (3, 3)) [Pa]."""
+    dpsi, d2psi = np.empty(3), np.empty((3, 3))
+    stable_neohookean_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
+    return dpsi, d2psi
+
+
+@njit(cache=True)
+def stable_neohookean_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi) -> None:
+    """stable_neohookean_invariant_derivatives written into dpsi (3,), d2psi (3, 3)."""
+    _zero_derivatives(dpsi, d2psi)
     lam_s = lam + mu
-    dpsi = np.zeros(3)
-    d2psi = np.zeros((3, 3))
     dpsi[1] = 0.5 * mu
     dpsi[2] = lam_s * (i3 - 1.0) - mu
     d2psi[2, 2] = lam_s
-    return dpsi, d2psi
 
 
 # ------------------------------------------------------------------------------------------------ FCR
@@ -87,13 +107,19 @@ def fixed_corotated_psi(f: np.ndarray, mu: float, lam: float) -> float:
 @njit(cache=True)
 def fixed_corotated_invariant_derivatives(i1: float, i2: float, i3: float, mu: float, lam: float):
     """FCR (dPsi/dI (3,), d2Psi/dI2 (3, 3)) [Pa]."""
-    dpsi = np.zeros(3)
-    d2psi = np.zeros((3, 3))
+    dpsi, d2psi = np.empty(3), np.empty((3, 3))
+    fixed_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
+    return dpsi, d2psi
+
+
+@njit(cache=True)
+def fixed_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi) -> None:
+    """fixed_corotated_invariant_derivatives written into dpsi (3,), d2psi (3, 3)."""
+    _zero_derivatives(dpsi, d2psi)
     dpsi[0] = -2.0 * mu
     dpsi[1] = mu
     dpsi[2] = lam * (i3 - 1.0)
     d2psi[2, 2] = lam
-    return dpsi, d2psi
 
 
 # ------------------------------------------------------------------------------------------------ LCR
@@ -109,12 +135,18 @@ def linear_corotated_psi(f: np.ndarray, mu: float, lam: float) -> float:
 @njit(cache=True)
 def linear_corotated_invariant_derivatives(i1: float, i2: float, i3: float, mu: float, lam: float):
     """LCR (dPsi/dI (3,), d2Psi/dI2 (3, 3)) [Pa]."""
-    dpsi = np.zeros(3)
-    d2psi = np.zeros((3, 3))
+    dpsi, d2psi = np.empty(3), np.empty((3, 3))
+    linear_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
+    return dpsi, d2psi
+
+
+@njit(cache=True)
+def linear_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi) -> None:
+    """linear_corotated_invariant_derivatives written into dpsi (3,), d2psi (3, 3)."""
+    _zero_derivatives(dpsi, d2psi)
     dpsi[0] = -2.0 * mu + lam * (i1 - 3.0)
     dpsi[1] = mu
     d2psi[0, 0] = lam
-    return dpsi, d2psi
 
 
 @njit(cache=True)
@@ -124,21 +156,24 @@ def lcr_lagged_dpdf(r: np.ndarray, mu: float, lam: float) -> np.ndarray:
 
     dP = mu dF + mu R dF^T R + lam (R : dF) R, i.e. entries [(i,j),(l,k)] += mu R_ik R_lj.
     """
-    h = np.zeros((9, 9))
-    rv = np.empty(9)
-    for j in range(3):
-        for i in range(3):
-            rv[3 * j + i] = r[i, j]
+    h = np.empty((9, 9))
+    lcr_lagged_dpdf_into(r, mu, lam, h)
+    return h
+
+
+@njit(cache=True)
+def lcr_lagged_dpdf_into(r: np.ndarray, mu: float, lam: float, h: np.ndarray) -> None:
+    """lcr_lagged_dpdf written into h (9, 9) (no allocation)."""
     for a in range(9):
-        h[a, a] += mu
+        ra = r[a % 3, a // 3]  # vec(R)[a]
         for b in range(9):
-            h[a, b] += lam * rv[a] * rv[b]
+            h[a, b] = mu if a == b else 0.0
+            h[a, b] += lam * ra * r[b % 3, b // 3]
     for i in range(3):
         for j in range(3):
             for k in range(3):
                 for l in range(3):
                     h[3 * j + i, 3 * k + l] += mu * r[i, k] * r[l, j]
-    return h
 
 
 # ------------------------------------------------------------------------------------------------- LE
@@ -157,20 +192,38 @@ def linear_elastic_psi(f: np.ndarray, mu: float, lam: float) -> float:
 @njit(cache=True)
 def linear_elastic_pk1(f: np.ndarray, mu: float, lam: float) -> np.ndarray:
     """LE stress P (3, 3) [Pa] = 2 mu eps + lam tr(eps) I."""
+    p = np.empty((3, 3))
+    linear_elastic_pk1_into(f, mu, lam, p)
+    return p
+
+
+@njit(cache=True)
+def linear_elastic_pk1_into(f: np.ndarray, mu: float, lam: float, p: np.ndarray) -> None:
+    """linear_elastic_pk1 written into p (3, 3)."""
     tr = f[0, 0] + f[1, 1] + f[2, 2] - 3.0
-    p = mu * (f + f.T)
+    for i in range(3):
+        for j in range(3):
+            p[i, j] = mu * (f[i, j] + f[j, i])
     for i in range(3):
         p[i, i] += lam * tr - 2.0 * mu
-    return p
 
 
 @njit(cache=True)
 def linear_elastic_dpdf(mu: float, lam: float) -> np.ndarray:
     """LE stiffness dvec(P)/dvec(F) (9, 9) [Pa], constant and PSD (eigenvalues 0, 2 mu, 2 mu + 3 lam)."""
-    h = np.zeros((9, 9))
+    h = np.empty((9, 9))
+    linear_elastic_dpdf_into(mu, lam, h)
+    return h
+
+
+@njit(cache=True)
+def linear_elastic_dpdf_into(mu: float, lam: float, h: np.ndarray) -> None:
+    """linear_elastic_dpdf written into h (9, 9)."""
+    for a in range(9):
+        for b in range(9):
+            h[a, b] = 0.0
     for i in range(3):
         for j in range(3):
             h[3 * j + i, 3 * j + i] += mu
             h[3 * j + i, 3 * i + j] += mu
             h[3 * i + i, 3 * j + j] += lam
-    return h

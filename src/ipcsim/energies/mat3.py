@@ -10,6 +10,8 @@
   itself (not on F^T F), so small singular values keep full accuracy relative to |F|; zero, repeated and
   tiny singular values need no special case beyond completing an orthonormal U when a column vanishes.
 * ``mul3(a, b)``, ``mul3_abt(a, b)``, ``frob2(a)``: a @ b, a @ b.T and sum(a * a) without BLAS calls/temporaries.
+* ``sym_eig3_into``, ``svd3_rv_into``: the same results written into given arrays (no allocation).
+  svd_lanes.py repeats svd3_rv operation by operation for many matrices at once (vectorised, same bits).
 
 All routines are deterministic and terminate after a bounded number of sweeps.
 """
@@ -43,51 +45,46 @@ def _jacobi_tangent(zeta: float) -> float:
 
 
 @njit(cache=True)
+def _jacobi_rotation(zeta: float):
+    """(t, c, s): t = _jacobi_tangent(zeta), c = 1 / sqrt(1 + t^2), s = c t.
+
+    For |zeta| > 2^27 (the last, tiny rotations of a converging sweep) fl(1 + zeta^2) = zeta^2, so the tangent is
+    exactly 0.5 / zeta and fl(1 + t^2) = 1: the same bits as the general formulas without their sqrt and divisions.
+    """
+    if abs(zeta) > 134217728.0:
+        t = 0.5 / zeta
+        return t, 1.0, t
+    t = _jacobi_tangent(zeta)
+    c = 1.0 / math.sqrt(1.0 + t * t)
+    return t, c, c * t
+
+
+@njit(cache=True)
 def sym_eig3(a: np.ndarray):
     """Eigenvalues w (3,) ascending and orthonormal eigenvectors q (3, 3) (columns) of a symmetric (3, 3) a.
 
     Only the upper triangle of ``a`` is read (a is not modified). a = q diag(w) q^T to ~1e-15 |a|.
     """
-    m = np.empty((3, 3))
+    w = np.empty(3)
+    q = np.empty((3, 3))
+    sym_eig3_into(a, w, q, np.empty((3, 3)))
+    return w, q
+
+
+@njit(cache=True)
+def sym_eig3_into(a: np.ndarray, w: np.ndarray, q: np.ndarray, m: np.ndarray) -> None:
+    """sym_eig3 written into w (3,) and q (3, 3), with m (3, 3) as scratch (no allocation)."""
     for i in range(3):
         for j in range(i, 3):
             m[i, j] = a[i, j]
             m[j, i] = a[i, j]
-    q = np.zeros((3, 3))
-    q[0, 0] = 1.0
-    q[1, 1] = 1.0
-    q[2, 2] = 1.0
+    for i in range(3):
+        for j in range(3):
+            q[i, j] = 1.0 if i == j else 0.0
     for _ in range(_MAX_SWEEPS):
-        rotated = False
-        for pair in range(3):
-            p = 0 if pair < 2 else 1
-            r = 1 if pair == 0 else 2
-            apr = m[p, r]
-            if apr == 0.0:
-                continue
-            app, arr = m[p, p], m[r, r]
-            if abs(apr) <= _EPS * 0.5 * math.sqrt(abs(app)) * math.sqrt(abs(arr)):  # below round-off of the diagonal
-                m[p, r] = 0.0
-                m[r, p] = 0.0
-                continue
-            rotated = True
-            t = _jacobi_tangent((arr - app) / (2.0 * apr))
-            c = 1.0 / math.sqrt(1.0 + t * t)
-            s = c * t
-            m[p, p] = app - t * apr
-            m[r, r] = arr + t * apr
-            m[p, r] = 0.0
-            m[r, p] = 0.0
-            k = 3 - p - r
-            akp, akr = m[k, p], m[k, r]
-            m[k, p] = c * akp - s * akr
-            m[p, k] = m[k, p]
-            m[k, r] = s * akp + c * akr
-            m[r, k] = m[k, r]
-            for i in range(3):
-                qp, qr = q[i, p], q[i, r]
-                q[i, p] = c * qp - s * qr
-                q[i, r] = s * qp + c * qr
+        rotated = _eig_rotate(m, q, 0, 1)
+        rotated = _eig_rotate(m, q, 0, 2) or rotated
+        rotated = _eig_rotate(m, q, 1, 2) or rotated
         if not rotated:
             break
     # ascending order of the diagonal (a 3-element sorting network on indices)
@@ -98,12 +95,45 @@ def sym_eig3(a: np.ndarray):
         o1, o2 = o2, o1
         if m[o1, o1] < m[o0, o0]:
             o0, o1 = o1, o0
-    w = np.empty(3)
     w[0], w[1], w[2] = m[o0, o0], m[o1, o1], m[o2, o2]
-    qs = np.empty((3, 3))
+    _permute_columns(q, o0, o1, o2)
+
+
+@njit(cache=True)
+def _eig_rotate(m: np.ndarray, q: np.ndarray, p: int, r: int) -> bool:
+    """One Jacobi rotation of sym_eig3 annihilating m[p, r] (p < r); False if it was below round-off already."""
+    apr = m[p, r]
+    if apr == 0.0:
+        return False
+    app, arr = m[p, p], m[r, r]
+    if abs(apr) <= _EPS * 0.5 * math.sqrt(abs(app)) * math.sqrt(abs(arr)):  # below round-off of the diagonal
+        m[p, r] = 0.0
+        m[r, p] = 0.0
+        return False
+    t, c, s = _jacobi_rotation((arr - app) / (2.0 * apr))
+    m[p, p] = app - t * apr
+    m[r, r] = arr + t * apr
+    m[p, r] = 0.0
+    m[r, p] = 0.0
+    k = 3 - p - r
+    akp, akr = m[k, p], m[k, r]
+    m[k, p] = c * akp - s * akr
+    m[p, k] = m[k, p]
+    m[k, r] = s * akp + c * akr
+    m[r, k] = m[k, r]
     for i in range(3):
-        qs[i, 0], qs[i, 1], qs[i, 2] = q[i, o0], q[i, o1], q[i, o2]
-    return w, qs
+        qp, qr = q[i, p], q[i, r]
+        q[i, p] = c * qp - s * qr
+        q[i, r] = s * qp + c * qr
+    return True
+
+
+@njit(cache=True)
+def _permute_columns(q: np.ndarray, o0: int, o1: int, o2: int) -> None:
+    """Columns of q (3, 3) := its columns (o0, o1, o2) (in place)."""
+    for i in range(3):
+        c0, c1, c2 = q[i, o0], q[i, o1], q[i, o2]
+        q[i, 0], q[i, 1], q[i, 2] = c0, c1, c2
 
 
 @njit(cache=True)
@@ -123,49 +153,72 @@ def _unit_orthogonal(u: np.ndarray) -> None:
 
 
 @njit(cache=True)
+def _svd_rotate(b: np.ndarray, v: np.ndarray, p: int, r: int) -> bool:
+    """One right rotation of svd3_rv orthogonalising columns p and r of b (and v); False if already orthogonal
+    to round-off."""
+    alpha = b[0, p] * b[0, p] + b[1, p] * b[1, p] + b[2, p] * b[2, p]
+    beta = b[0, r] * b[0, r] + b[1, r] * b[1, r] + b[2, r] * b[2, r]
+    gamma = b[0, p] * b[0, r] + b[1, p] * b[1, r] + b[2, p] * b[2, r]
+    if gamma == 0.0 or abs(gamma) <= _EPS * math.sqrt(alpha * beta):
+        return False
+    _, c, s = _jacobi_rotation((beta - alpha) / (2.0 * gamma))
+    for i in range(3):
+        bp, br = b[i, p], b[i, r]
+        b[i, p] = c * bp - s * br
+        b[i, r] = s * bp + c * br
+        vp, vr = v[i, p], v[i, r]
+        v[i, p] = c * vp - s * vr
+        v[i, r] = s * vp + c * vr
+    return True
+
+
+@njit(cache=True)
 def svd3_rv(f: np.ndarray):
     """Rotation-variant SVD of F (3, 3): (U (3, 3), sigma (3,), V (3, 3)), det U = det V = +1.
 
     sigma is sorted by magnitude, descending; sigma[0] >= sigma[1] >= |sigma[2]|, and sigma[2] < 0 exactly when
     det F < 0 (up to round-off when sigma[2] ~ 0). F = U diag(sigma) V^T to ~1e-15 |F|.
     """
+    u = np.empty((3, 3))
+    sigma = np.empty(3)
+    v = np.empty((3, 3))
+    svd3_rv_into(f, u, sigma, v, np.empty((3, 3)))
+    return u, sigma, v
+
+
+@njit(cache=True)
+def svd3_rv_into(f: np.ndarray, u: np.ndarray, sigma: np.ndarray, v: np.ndarray, b: np.ndarray) -> None:
+    """svd3_rv written into u (3, 3), sigma (3,) and v (3, 3), with b (3, 3) as scratch (no allocation)."""
+    scale = _svd_start(f, b, v)
+    for _ in range(_MAX_SWEEPS):
+        rotated = _svd_rotate(b, v, 0, 1)
+        rotated = _svd_rotate(b, v, 0, 2) or rotated
+        rotated = _svd_rotate(b, v, 1, 2) or rotated
+        if not rotated:
+            break
+    svd3_rv_finish(b, scale, u, sigma, v)
+
+
+@njit(cache=True)
+def _svd_start(f: np.ndarray, b: np.ndarray, v: np.ndarray) -> float:
+    """b := F / scale, v := I; returns scale = max|F_ij| (1 if 0 or not finite)."""
     scale = 0.0  # work on F / max|F_ij| so that squared column norms neither underflow nor overflow
     for i in range(3):
         for j in range(3):
             scale = max(scale, abs(f[i, j]))
     if scale == 0.0 or not math.isfinite(scale):
         scale = 1.0
-    b = np.empty((3, 3))
     for i in range(3):
         for j in range(3):
             b[i, j] = f[i, j] / scale
-    v = np.zeros((3, 3))
-    v[0, 0] = 1.0
-    v[1, 1] = 1.0
-    v[2, 2] = 1.0
-    for _ in range(_MAX_SWEEPS):
-        rotated = False
-        for pair in range(3):
-            p = 0 if pair < 2 else 1
-            r = 1 if pair == 0 else 2
-            alpha = b[0, p] * b[0, p] + b[1, p] * b[1, p] + b[2, p] * b[2, p]
-            beta = b[0, r] * b[0, r] + b[1, r] * b[1, r] + b[2, r] * b[2, r]
-            gamma = b[0, p] * b[0, r] + b[1, p] * b[1, r] + b[2, p] * b[2, r]
-            if gamma == 0.0 or abs(gamma) <= _EPS * math.sqrt(alpha * beta):
-                continue
-            rotated = True
-            t = _jacobi_tangent((beta - alpha) / (2.0 * gamma))
-            c = 1.0 / math.sqrt(1.0 + t * t)
-            s = c * t
-            for i in range(3):
-                bp, br = b[i, p], b[i, r]
-                b[i, p] = c * bp - s * br
-                b[i, r] = s * bp + c * br
-                vp, vr = v[i, p], v[i, r]
-                v[i, p] = c * vp - s * vr
-                v[i, r] = s * vp + c * vr
-        if not rotated:
-            break
+            v[i, j] = 1.0 if i == j else 0.0
+    return scale
+
+
+@njit(cache=True)
+def svd3_rv_finish(b: np.ndarray, scale: float, u: np.ndarray, sigma: np.ndarray, v: np.ndarray) -> None:
+    """The SVD from the converged one-sided Jacobi state: b = F V / scale (3, 3) with orthogonal columns and the
+    accumulated rotations v (3, 3) (sorted and made proper in place); writes u (3, 3) and sigma (3,)."""
     n20 = b[0, 0] * b[0, 0] + b[1, 0] * b[1, 0] + b[2, 0] * b[2, 0]
     n21 = b[0, 1] * b[0, 1] + b[1, 1] * b[1, 1] + b[2, 1] * b[2, 1]
     n22 = b[0, 2] * b[0, 2] + b[1, 2] * b[1, 2] + b[2, 2] * b[2, 2]
@@ -180,23 +233,19 @@ def svd3_rv(f: np.ndarray):
         if n21 > n20:
             i0, i1 = i1, i0
             n20, n21 = n21, n20
-    vs = np.empty((3, 3))
-    for i in range(3):
-        vs[i, 0], vs[i, 1], vs[i, 2] = v[i, i0], v[i, i1], v[i, i2]
+    _permute_columns(v, i0, i1, i2)
     flip = 1.0
-    if det3(vs) < 0.0:
+    if det3(v) < 0.0:
         flip = -1.0
         for i in range(3):
-            vs[i, 2] = -vs[i, 2]
-    sigma = np.empty(3)
-    u = np.zeros((3, 3))
+            v[i, 2] = -v[i, 2]
     s0 = math.sqrt(n20)
     if s0 == 0.0:  # F = 0
-        u[0, 0] = 1.0
-        u[1, 1] = 1.0
-        u[2, 2] = 1.0
-        sigma[:] = 0.0
-        return u, sigma, vs
+        for i in range(3):
+            sigma[i] = 0.0
+            for j in range(3):
+                u[i, j] = 1.0 if i == j else 0.0
+        return
     for i in range(3):
         u[i, 0] = b[i, i0] / s0
     d = u[0, 0] * b[0, i1] + u[1, 0] * b[1, i1] + u[2, 0] * b[2, i1]
@@ -214,7 +263,6 @@ def svd3_rv(f: np.ndarray):
     sigma[0] = scale * s0
     sigma[1] = scale * math.sqrt(n21)
     sigma[2] = scale * flip * (u[0, 2] * b[0, i2] + u[1, 2] * b[1, i2] + u[2, 2] * b[2, i2])
-    return u, sigma, vs
 
 
 @njit(cache=True)

@@ -29,19 +29,32 @@ from numba import njit, prange
 
 from .constitutive import (
     fixed_corotated_invariant_derivatives,
+    fixed_corotated_invariant_derivatives_into,
     fixed_corotated_psi,
     lcr_lagged_dpdf,
+    lcr_lagged_dpdf_into,
     linear_corotated_invariant_derivatives,
+    linear_corotated_invariant_derivatives_into,
     linear_corotated_psi,
     linear_elastic_dpdf,
+    linear_elastic_dpdf_into,
     linear_elastic_pk1,
+    linear_elastic_pk1_into,
     linear_elastic_psi,
     neohookean_invariant_derivatives,
+    neohookean_invariant_derivatives_into,
     neohookean_psi,
     stable_neohookean_invariant_derivatives,
+    stable_neohookean_invariant_derivatives_into,
     stable_neohookean_psi,
 )
-from .isotropic import dpdf_from_invariants, dpdf_projected_from_invariants, pk1_from_invariants
+from .isotropic import (
+    dpdf_from_invariants,
+    dpdf_projected_from_invariants,
+    pk1_from_invariants,
+    pk1_from_invariants_into,
+    projected_sigma_hessian_into,
+)
 from .kinematics import deformation_gradient, dfdx, svd_rv, vec
 from .mat3 import det3, frob2, mul3_abt
 
@@ -133,6 +146,58 @@ def material_pk1_and_dpdf(code: int, f: np.ndarray, mu: float, lam: float, want_
     if project:
         return p, dpdf_projected_from_invariants(u, s, v, dpsi, d2psi)
     return p, dpdf_from_invariants(f, u, s, v, dpsi, d2psi)
+
+
+# ------------------------------------------------------------------------------------------ per element, no allocation
+@njit(cache=True, inline="always")
+def _invariant_derivatives_into(code, i1, i2, i3, mu, lam, dpsi, d2psi) -> None:
+    if code == NH:
+        neohookean_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
+    elif code == SNH:
+        stable_neohookean_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
+    elif code == FCR:
+        fixed_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
+    else:
+        linear_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
+
+
+#: What ``material_response_into`` returns: the projected stiffness is the 9x9 dpdf, or given by its eigensystem.
+STIFFNESS_DPDF, STIFFNESS_EIGEN = 0, 1
+
+
+@njit(cache=True)
+def material_scratch():
+    """Scratch arrays of ``material_response_into``."""
+    return np.empty((3, 3)), np.empty(3), np.empty((3, 3)), np.empty((3, 3))
+
+
+@njit(cache=True, inline="always")
+def material_response_into(code: int, f, u, s, v, mu: float, lam: float, p, dpdf, dpsi, d2psi, ap, scratch) -> int:
+    """P (3, 3) [Pa] into p and the PSD-projected stiffness of material ``code`` at F, without allocation.
+
+    u, s, v: the rotation-variant SVD of f (``svd_rv(f)``; not read for LE). Returns STIFFNESS_DPDF when the
+    stiffness is dpdf (9, 9) (LE, LCR_LAGGED; the same as ``material_pk1_and_dpdf(code, f, mu, lam, True, True)``),
+    STIFFNESS_EIGEN for the isotropic invariant materials (NH, SNH, FCR, LCR): the projected dP/dF is then given by
+    its eigensystem (isotropic.py): the pair eigenvalues ``pair_eigenvalues(s, dpsi, i, j)`` clamped at 0 and the
+    scaling block A+ (3, 3) in ap; dpsi (3,), d2psi (3, 3) hold the invariant derivatives. scratch:
+    ``material_scratch()``.
+    """
+    r, alpha, w, m = scratch
+    if code == LE:
+        linear_elastic_pk1_into(f, mu, lam, p)
+        linear_elastic_dpdf_into(mu, lam, dpdf)
+        return STIFFNESS_DPDF
+    for i in range(3):
+        for j in range(3):
+            r[i, j] = u[i, 0] * v[j, 0] + u[i, 1] * v[j, 1] + u[i, 2] * v[j, 2]  # mul3_abt(u, v)
+    i1 = s[0] + s[1] + s[2]
+    _invariant_derivatives_into(code, i1, frob2(f), det3(f), mu, lam, dpsi, d2psi)
+    pk1_from_invariants_into(f, r, dpsi, p)
+    if code == LCR_LAGGED:
+        lcr_lagged_dpdf_into(r, mu, lam, dpdf)
+        return STIFFNESS_DPDF
+    projected_sigma_hessian_into(s, dpsi, d2psi, ap, alpha, w, m)
+    return STIFFNESS_EIGEN
 
 
 # ------------------------------------------------------------------------------------------ assembly

@@ -1,98 +1,154 @@
 """Elastic energy of a Model, summed over its material groups, with sparse PSD Hessian assembly.
 
 The Hessian is assembled straight into a CSR matrix whose sparsity pattern (all vertex pairs sharing a tet,
-3x3 blocks, sorted columns) is built once per model: each call computes the per-tet gradients (12,) and
-PSD-projected Hessians (12, 12) into persistent buffers, then every vertex row gathers its incident tets'
-blocks in a fixed order (row-parallel, no races, deterministic). The returned CSR matrices of all calls share
-the same ``indptr``/``indices`` arrays, so downstream code (free-dof reduction, the factorisation's symbolic
-analysis) can recognise an unchanged pattern by identity.
+3x3 blocks, sorted columns) is built once per model. Each call computes every tet's gradient (12,) and
+PSD-projected Hessian (12, 12) (energies/tet_blocks.py; the SVDs of F vectorised over svd_lanes.LANES tets) and
+adds them into the CSR data and the gradient at once, without per-tet buffers. The tets are sorted once along a
+bandwidth-reducing (reverse Cuthill-McKee) vertex order and cut into chunks of _CHUNK tets; chunks that share no
+vertex form a phase (greedy colouring). The phases run one after the other, the chunks of a phase in parallel:
+no two threads ever add into the same entry, and the order of the additions (phase, chunk, tet) is fixed by the
+model alone, so the result does not depend on the number of threads. The returned CSR matrices of all calls
+share the same ``indptr``/``indices`` arrays, so downstream code (free-dof reduction, the factorisation's
+symbolic analysis) can recognise an unchanged pattern by identity.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
+from numba import njit, parallel_chunksize, prange
+from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..energies.materials import elastic_energy, material_info, material_pk1_and_dpdf, needs_inversion_guard
-from ..energies.kinematics import deformation_gradient
+from ..energies.materials import (STIFFNESS_EIGEN, elastic_energy, material_info, material_response_into,
+                                  material_scratch, needs_inversion_guard)
+from ..energies.svd_lanes import F_ROW, LANES, SIGMA_ROW, U_ROW, V_ROW, lanes_workspace, svd3_rv_lanes
+from ..energies.tet_blocks import (HW_H, HW_STRIDE, deformation_gradient_into, hessian_workspace,
+                                   shape_gradients_into, tet_gradient_into, tet_hessian_from_dpdf_into,
+                                   tet_hessian_from_eigensystem_into)
 from ..energies.neohookean import max_step_without_inversion
 from ..model import Model
 
 
-# ------------------------------------------------------------------------------------------ per-tet kernels
-@njit(cache=True)
-def _shape_gradients(dm_inv: np.ndarray) -> np.ndarray:
-    """G (4, 3) [1/m] with F = sum_a x_a G[a]^T: G[a + 1] = row a of Dm^{-1}, G[0] = -(sum of the rows)."""
-    g = np.empty((4, 3))
-    for k in range(3):
-        g[0, k] = -(dm_inv[0, k] + dm_inv[1, k] + dm_inv[2, k])
-        for c in range(3):
-            g[c + 1, k] = dm_inv[c, k]
-    return g
+# ------------------------------------------------------------------------------------------ kernels
+#: Tets per chunk (the unit of parallel work; fixed, so that the summation order does not depend on threads).
+_CHUNK = 512
 
 
 @njit(cache=True)
-def _tet_blocks(code, x, tet, dm_inv, volume, mu, lam, grad_out, hess_out):
-    """Gradient (12,) [N] and PSD-projected Hessian (12, 12) [N/m] of one tet into grad_out / hess_out.
+def _tet_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi, blk_off, indptr, grad_out, data_out) -> None:
+    """Adds the gradients (12,) [N] and PSD-projected Hessians (12, 12) [N/m] of the tets lo <= e < hi into
+    grad_out (3n,) and the CSR data data_out (nnz,) (positions blk_off, see TetBlockPattern), in tet order.
 
-    With vec(F) column-major (entry 3k + i is F[i, k]) and dF[i, k]/dx[a, j] = delta_ij G[a, k]:
-    g[3a + i] = V sum_k P[i, k] G[a, k],  H[3a + i, 3b + j] = V sum_{k,l} G[a, k] D[3k + i, 3l + j] G[b, l].
+    Scratch arrays are allocated once per call, never per tet, and the shared arrays are indexed [e, ...] (a
+    view tets[e] per tet would update their reference counts atomically). The SVDs of F run LANES tets at a
+    time (svd_lanes.py: vectorised, bitwise equal to svd_rv).
     """
-    xs = np.empty((4, 3))
+    work = lanes_workspace()
+    f, u, v = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    s = np.empty(3)
+    p, dpdf = np.empty((3, 3)), np.empty((9, 9))
+    dpsi, d2psi, ap = np.empty(3), np.empty((3, 3)), np.empty((3, 3))
+    scratch = material_scratch()
+    g, ge, hw = np.empty((4, 3)), np.empty(12), hessian_workspace()
+    for e0 in range(lo, hi, LANES):
+        n = min(LANES, hi - e0)
+        for l in range(LANES):
+            if l < n:
+                deformation_gradient_into(x, tets, dm_inv, e0 + l, f)
+            else:  # padding lane
+                for i in range(3):
+                    for j in range(3):
+                        f[i, j] = 1.0 if i == j else 0.0
+            for i in range(3):
+                for j in range(3):
+                    work[(F_ROW + 3 * i + j) * LANES + l] = f[i, j]
+        svd3_rv_lanes(work)
+        for l in range(n):
+            e = e0 + l
+            for i in range(3):
+                s[i] = work[(SIGMA_ROW + i) * LANES + l]
+                for j in range(3):
+                    f[i, j] = work[(F_ROW + 3 * i + j) * LANES + l]
+                    u[i, j] = work[(U_ROW + 3 * i + j) * LANES + l]
+                    v[i, j] = work[(V_ROW + 3 * i + j) * LANES + l]
+            kind = material_response_into(codes[e], f, u, s, v, mu[e], lam[e], p, dpdf, dpsi, d2psi, ap, scratch)
+            shape_gradients_into(dm_inv, e, g)
+            tet_gradient_into(p, g, volume[e], ge)
+            if kind == STIFFNESS_EIGEN:
+                tet_hessian_from_eigensystem_into(u, s, v, dpsi, ap, g, volume[e], hw)
+            else:
+                tet_hessian_from_dpdf_into(dpdf, g, volume[e], hw)
+            _scatter_add(tets, blk_off, indptr, e, ge, hw, grad_out, data_out)
+
+
+@njit(cache=True, inline="always")
+def _scatter_add(tets, blk_off, indptr, e, ge, hw, grad_out, data_out) -> None:
+    """grad_out += tet e's gradient ge (12,), data_out += its Hessian (in hw, see tet_blocks.HW_H)."""
     for a in range(4):
-        for d in range(3):
-            xs[a, d] = x[tet[a], d]
-    f = deformation_gradient(xs, dm_inv)
-    p, dpdf = material_pk1_and_dpdf(code, f, mu, lam, True, True)
-    g = _shape_gradients(dm_inv)
-    for a in range(4):
-        for i in range(3):
-            s = 0.0
-            for k in range(3):
-                s += p[i, k] * g[a, k]
-            grad_out[3 * a + i] = volume * s
-    t = np.empty((9, 12))  # t[3k + i, 3b + j] = sum_l D[3k + i, 3l + j] G[b, l]
-    for r in range(9):
-        for b in range(4):
-            for j in range(3):
-                s = 0.0
-                for l in range(3):
-                    s += dpdf[r, 3 * l + j] * g[b, l]
-                t[r, 3 * b + j] = s
-    for a in range(4):
-        for i in range(3):
-            for c in range(12):
-                s = 0.0
-                for k in range(3):
-                    s += g[a, k] * t[3 * k + i, c]
-                hess_out[3 * a + i, c] = volume * s
-
-
-@njit(cache=True, parallel=True)
-def _all_tet_blocks(codes, x, tets, dm_inv, volume, mu, lam, grads, hess):
-    for e in prange(tets.shape[0]):
-        _tet_blocks(codes[e], x, tets[e], dm_inv[e], volume[e], mu[e], lam[e], grads[e], hess[e])
-
-
-@njit(cache=True, parallel=True)
-def _gather_rows(inc_ptr, inc, tets, blk_off, indptr, grads, hess, grad_out, data_out):
-    """Per vertex v (parallel): grad_out[3v:3v+3] and CSR rows 3v..3v+2 from the incident tets, in tet order."""
-    for v in prange(len(inc_ptr) - 1):
-        w = indptr[3 * v + 1] - indptr[3 * v]
+        vtx = tets[e, a]
+        w = indptr[3 * vtx + 1] - indptr[3 * vtx]  # row width of the vertex
         for r in range(3):
-            grad_out[3 * v + r] = 0.0
-            for q in range(indptr[3 * v + r], indptr[3 * v + r + 1]):
-                data_out[q] = 0.0
-        for i in range(inc_ptr[v], inc_ptr[v + 1]):
-            e = inc[i] // 4
-            a = inc[i] % 4
+            grad_out[3 * vtx + r] += ge[3 * a + r]
+        for b in range(4):
+            off = blk_off[e, a, b]
             for r in range(3):
-                grad_out[3 * v + r] += grads[e, 3 * a + r]
-            for b in range(4):
-                off = blk_off[e, a, b]
-                for r in range(3):
-                    for q in range(3):
-                        data_out[off + r * w + q] += hess[e, 3 * a + r, 3 * b + q]
+                for q in range(3):
+                    data_out[off + r * w + q] += hw[HW_H + HW_STRIDE * (3 * a + r) + 3 * b + q]
+
+
+@njit(cache=True, parallel=True)
+def _assemble(codes, x, tets, dm_inv, volume, mu, lam, blk_off, indptr, chunk_bounds, phase_ptr, phase_chunks,
+              grad_out, data_out):
+    """grad_out, data_out (zeros) += the sums over all tets: the phases in order, the chunks of a phase in
+    parallel (dynamic scheduling: call it under ``parallel_chunksize(1)``)."""
+    for ph in range(len(phase_ptr) - 1):
+        for k in prange(phase_ptr[ph], phase_ptr[ph + 1]):
+            c = phase_chunks[k]
+            _tet_range(codes, x, tets, dm_inv, volume, mu, lam, chunk_bounds[c], chunk_bounds[c + 1], blk_off,
+                       indptr, grad_out, data_out)
+
+
+def _bandwidth_order(tets: np.ndarray, n_vertices: int) -> np.ndarray:
+    """Permutation of the tets (m,) sorting them by their lowest-ranked vertex in a reverse Cuthill-McKee order
+    of the vertices (stable): consecutive tets then share vertices, and chunks of them touch few other chunks."""
+    if len(tets) == 0:
+        return np.zeros(0, np.int64)
+    rows = np.repeat(tets, 4, axis=1).ravel()
+    cols = np.tile(tets, (1, 4)).ravel()
+    graph = sp.csr_matrix((np.ones(len(rows), np.int8), (rows, cols)), shape=(n_vertices, n_vertices))
+    rank = np.empty(n_vertices, np.int64)
+    rank[reverse_cuthill_mckee(graph, symmetric_mode=True)] = np.arange(n_vertices)
+    return np.argsort(rank[tets].min(axis=1), kind="stable")
+
+
+def _chunk_phases(tets: np.ndarray, n_vertices: int, chunk: int):
+    """Chunks of ``chunk`` consecutive tets and a greedy colouring into phases of chunks that share no vertex.
+
+    Returns chunk_bounds (n_chunks + 1,), phase_ptr (n_phases + 1,), phase_chunks (n_chunks,): the chunks of
+    phase p are phase_chunks[phase_ptr[p]:phase_ptr[p + 1]], ascending.
+    """
+    m = len(tets)
+    n_chunks = max(1, -(-m // chunk))
+    bounds = np.minimum(np.arange(n_chunks + 1, dtype=np.int64) * chunk, m)
+    owner = np.repeat(np.arange(n_chunks), 4 * chunk)[:4 * m]             # chunk of each (tet, vertex) entry
+    pairs = np.unique(tets.ravel().astype(np.int64) * n_chunks + owner)    # (vertex, chunk), sorted by vertex
+    vert, ch = pairs // n_chunks, pairs % n_chunks
+    starts = np.flatnonzero(np.r_[True, vert[1:] != vert[:-1]])
+    counts = np.diff(np.r_[starts, len(vert)])
+    neighbours = [set() for _ in range(n_chunks)]
+    for st, cnt in zip(starts[counts > 1], counts[counts > 1]):          # vertices shared by several chunks
+        shared = ch[st:st + cnt].tolist()
+        for c in shared:
+            neighbours[c].update(shared)
+    colour = np.zeros(n_chunks, np.int64)
+    for c in range(n_chunks):
+        used = {colour[d] for d in neighbours[c] if d < c}
+        k = 0
+        while k in used:
+            k += 1
+        colour[c] = k
+    phase_chunks = np.argsort(colour, kind="stable").astype(np.int64)
+    phase_ptr = np.r_[0, np.cumsum(np.bincount(colour))].astype(np.int64)
+    return bounds, phase_ptr, phase_chunks
 
 
 # ------------------------------------------------------------------------------------------ pattern
@@ -173,16 +229,18 @@ class ElasticTerm:
             order.append(np.asarray(idx, np.int64))
             codes.append(np.full(len(idx), material_info(name).code, np.int64))
         order = np.concatenate(order) if order else np.zeros(0, np.int64)
-        # all tets in group order (the order in which contributions are summed)
-        self._codes = np.concatenate(codes) if codes else np.zeros(0, np.int64)
+        codes = np.concatenate(codes) if codes else np.zeros(0, np.int64)
+        # all tets (with their material codes) in a bandwidth-reducing order, cut into chunks and phases
+        by_vertex = _bandwidth_order(model.tets[order], model.n_vertices)
+        order, self._codes = order[by_vertex], codes[by_vertex]
         self._tets = np.ascontiguousarray(model.tets[order], np.int64)
         self._dm_inv = np.ascontiguousarray(model.dm_inv[order], np.float64)
         self._volume = np.ascontiguousarray(model.volume[order], np.float64)
         self._mu = np.ascontiguousarray(model.mu[order], np.float64)
         self._lam = np.ascontiguousarray(model.lam[order], np.float64)
         self.pattern = TetBlockPattern(self._tets, model.n_vertices)
-        self._grads = None
-        self._hess = None
+        self._chunk_bounds, self._phase_ptr, self._phase_chunks = _chunk_phases(self._tets, model.n_vertices,
+                                                                                _CHUNK)
         self.guarded_tets = np.vstack([g[1] for g in self._groups if needs_inversion_guard(g[0])] or
                                       [np.zeros((0, 4), np.int64)])
 
@@ -192,19 +250,13 @@ class ElasticTerm:
 
     def gradient_and_hessian(self, x: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
         """Gradient (3n,) [N] and PSD-projected Hessian (3n, 3n) [N/m] CSR on ``self.pattern`` (fresh data)."""
-        m = len(self._tets)
-        if self._grads is None:
-            self._grads = np.empty((m, 12))
-            self._hess = np.empty((m, 12, 12))
         x = np.ascontiguousarray(x, dtype=np.float64)
         pat = self.pattern
-        grad = np.empty(3 * pat.n_vertices)
-        data = np.empty(pat.nnz)
-        if m:
-            _all_tet_blocks(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam,
-                            self._grads, self._hess)
-        _gather_rows(pat.inc_ptr, pat.inc, self._tets, pat.blk_off, pat.indptr, self._grads, self._hess,
-                     grad, data)
+        grad = np.zeros(3 * pat.n_vertices)
+        data = np.zeros(pat.nnz)
+        with parallel_chunksize(1):  # dynamic scheduling of the chunks of a phase
+            _assemble(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam, pat.blk_off,
+                      pat.indptr, self._chunk_bounds, self._phase_ptr, self._phase_chunks, grad, data)
         return grad, pat.csr(data)
 
     def max_step(self, x: np.ndarray, p: np.ndarray, safety: float = 0.9) -> float:
