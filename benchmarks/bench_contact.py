@@ -76,7 +76,7 @@ def bunny_scene(data: Path, overlapping: bool = False):
 
 PAUSE = 0.05  # [s] idle time between runs: ipctk's TBB workers spin for a while after a parallel call and
 # would otherwise steal a core from whichever call comes next on a 2-core machine.
-MIN_BATCH = 0.05  # [s] a steady-state run is a batch of back-to-back calls lasting at least this (``timed_pair``)
+MIN_BATCH = 0.2  # [s] a steady-state run is a batch of back-to-back calls lasting at least this (``timed_pair``)
 
 
 def _once(fn, batch: int = 1) -> float:
