@@ -11,10 +11,11 @@ import scipy.sparse as sp
 from ipcsim.energies.isotropic import pair_eigenvalues, sigma_hessian
 from ipcsim.energies.kinematics import svd_rv
 from ipcsim.energies.mat3 import svd3_rv
-from ipcsim.energies.materials import MATERIALS, _invariant_derivatives, elastic_gradient_and_hessian_blocks
+from ipcsim.energies.materials import MATERIALS, _invariant_derivatives
 from ipcsim.energies.svd_lanes import F_ROW, LANES, SIGMA_ROW, U_ROW, V_ROW, lanes_workspace, svd3_rv_lanes
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.solvers.elastic import _CHUNK, ElasticTerm
+from test_elastic_assembly import _old_elastic  # the SciPy reference assembly (same folder)
 
 TOL = 1e-12
 ISOTROPIC = ("NH", "SNH", "FCR", "LCR")
@@ -23,20 +24,7 @@ CELL = 0.1 / 7  # edge of a grid cell of the test box
 
 def _reference(model, x):
     """Gradient (3n,) and Hessian (3n, 3n) CSR: per-group reference blocks, np.add.at and COO -> CSR."""
-    n3 = 3 * model.n_vertices
-    grad = np.zeros(n3)
-    data, rows, cols = [], [], []
-    for name, idx in model.material_groups:
-        t = model.tets[idx]
-        r = (3 * t[:, :, None] + np.arange(3)).reshape(len(t), 12)
-        g, h = elastic_gradient_and_hessian_blocks(name, x, t, model.dm_inv[idx], model.volume[idx],
-                                                   model.mu[idx], model.lam[idx], True, True)
-        np.add.at(grad, r.ravel(), g.ravel())
-        data.append(h.ravel())
-        rows.append(np.repeat(r, 12, axis=1).ravel())
-        cols.append(np.tile(r, (1, 12)).ravel())
-    return grad, sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
-                               shape=(n3, n3))
+    return _old_elastic(model, x)
 
 
 def _rotation(rng):
