@@ -304,7 +304,7 @@ def _inputs(collisions, mesh, x, stiffness, use_physical_barrier):
     dhat = float(collisions.dhat)
     if not dhat > 0.0:
         raise ValueError(f"barrier potential: collisions.dhat must be positive (got {dhat}); build the set first")
-    if not np.isfinite(stiffness) or stiffness < 0.0:
+    if not math.isfinite(stiffness) or stiffness < 0.0:
         raise ValueError(f"barrier potential: stiffness must be a finite non-negative number, got {stiffness}")
     scale = float(stiffness) / dhat**3 if use_physical_barrier else float(stiffness)
     plane_o, plane_n = mesh.planes_array()
