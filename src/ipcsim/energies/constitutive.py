@@ -51,16 +51,8 @@ def neohookean_psi(f: np.ndarray, mu: float, lam: float) -> float:
 
 
 @njit(cache=True)
-def neohookean_invariant_derivatives(i1: float, i2: float, i3: float, mu: float, lam: float):
-    """NH (dPsi/dI (3,), d2Psi/dI2 (3, 3)) [Pa]; NaN for I3 <= 0 (the solver must keep J > 0)."""
-    dpsi, d2psi = np.empty(3), np.empty((3, 3))
-    neohookean_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
-    return dpsi, d2psi
-
-
-@njit(cache=True)
 def neohookean_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi) -> None:
-    """neohookean_invariant_derivatives written into dpsi (3,), d2psi (3, 3)."""
+    """NH dPsi/dI (3,) and d2Psi/dI2 (3, 3) [Pa] written into dpsi, d2psi; NaN for I3 <= 0 (the solver must keep J > 0)."""
     _zero_derivatives(dpsi, d2psi)
     lnj = math.log(i3) if i3 > 0.0 else math.nan
     dpsi[1] = 0.5 * mu
@@ -78,16 +70,8 @@ def stable_neohookean_psi(f: np.ndarray, mu: float, lam: float) -> float:
 
 
 @njit(cache=True)
-def stable_neohookean_invariant_derivatives(i1: float, i2: float, i3: float, mu: float, lam: float):
-    """SNH (dPsi/dI (3,), d2Psi/dI2 (3, 3)) [Pa]."""
-    dpsi, d2psi = np.empty(3), np.empty((3, 3))
-    stable_neohookean_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
-    return dpsi, d2psi
-
-
-@njit(cache=True)
 def stable_neohookean_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi) -> None:
-    """stable_neohookean_invariant_derivatives written into dpsi (3,), d2psi (3, 3)."""
+    """SNH dPsi/dI (3,) and d2Psi/dI2 (3, 3) [Pa] written into dpsi, d2psi."""
     _zero_derivatives(dpsi, d2psi)
     lam_s = lam + mu
     dpsi[1] = 0.5 * mu
@@ -105,16 +89,8 @@ def fixed_corotated_psi(f: np.ndarray, mu: float, lam: float) -> float:
 
 
 @njit(cache=True)
-def fixed_corotated_invariant_derivatives(i1: float, i2: float, i3: float, mu: float, lam: float):
-    """FCR (dPsi/dI (3,), d2Psi/dI2 (3, 3)) [Pa]."""
-    dpsi, d2psi = np.empty(3), np.empty((3, 3))
-    fixed_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
-    return dpsi, d2psi
-
-
-@njit(cache=True)
 def fixed_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi) -> None:
-    """fixed_corotated_invariant_derivatives written into dpsi (3,), d2psi (3, 3)."""
+    """FCR dPsi/dI (3,) and d2Psi/dI2 (3, 3) [Pa] written into dpsi, d2psi."""
     _zero_derivatives(dpsi, d2psi)
     dpsi[0] = -2.0 * mu
     dpsi[1] = mu
@@ -133,16 +109,8 @@ def linear_corotated_psi(f: np.ndarray, mu: float, lam: float) -> float:
 
 
 @njit(cache=True)
-def linear_corotated_invariant_derivatives(i1: float, i2: float, i3: float, mu: float, lam: float):
-    """LCR (dPsi/dI (3,), d2Psi/dI2 (3, 3)) [Pa]."""
-    dpsi, d2psi = np.empty(3), np.empty((3, 3))
-    linear_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
-    return dpsi, d2psi
-
-
-@njit(cache=True)
 def linear_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi) -> None:
-    """linear_corotated_invariant_derivatives written into dpsi (3,), d2psi (3, 3)."""
+    """LCR dPsi/dI (3,) and d2Psi/dI2 (3, 3) [Pa] written into dpsi, d2psi."""
     _zero_derivatives(dpsi, d2psi)
     dpsi[0] = -2.0 * mu + lam * (i1 - 3.0)
     dpsi[1] = mu

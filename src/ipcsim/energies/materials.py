@@ -28,12 +28,10 @@ import numpy as np
 from numba import njit, prange
 
 from .constitutive import (
-    fixed_corotated_invariant_derivatives,
     fixed_corotated_invariant_derivatives_into,
     fixed_corotated_psi,
     lcr_lagged_dpdf,
     lcr_lagged_dpdf_into,
-    linear_corotated_invariant_derivatives,
     linear_corotated_invariant_derivatives_into,
     linear_corotated_psi,
     linear_elastic_dpdf,
@@ -41,10 +39,8 @@ from .constitutive import (
     linear_elastic_pk1,
     linear_elastic_pk1_into,
     linear_elastic_psi,
-    neohookean_invariant_derivatives,
     neohookean_invariant_derivatives_into,
     neohookean_psi,
-    stable_neohookean_invariant_derivatives,
     stable_neohookean_invariant_derivatives_into,
     stable_neohookean_psi,
 )
@@ -114,13 +110,10 @@ def material_psi(code: int, f: np.ndarray, mu: float, lam: float) -> float:
 
 @njit(cache=True)
 def _invariant_derivatives(code: int, i1: float, i2: float, i3: float, mu: float, lam: float):
-    if code == NH:
-        return neohookean_invariant_derivatives(i1, i2, i3, mu, lam)
-    if code == SNH:
-        return stable_neohookean_invariant_derivatives(i1, i2, i3, mu, lam)
-    if code == FCR:
-        return fixed_corotated_invariant_derivatives(i1, i2, i3, mu, lam)
-    return linear_corotated_invariant_derivatives(i1, i2, i3, mu, lam)
+    """(dPsi/dI (3,), d2Psi/dI2 (3, 3)) [Pa] of an isotropic material (``_invariant_derivatives_into``)."""
+    dpsi, d2psi = np.empty(3), np.empty((3, 3))
+    _invariant_derivatives_into(code, i1, i2, i3, mu, lam, dpsi, d2psi)
+    return dpsi, d2psi
 
 
 @njit(cache=True)

@@ -75,6 +75,17 @@ def _upper_pattern(indptr, indices):
     return pos, u_ptr, u_ind
 
 
+def _upper_csr(a: sp.csr_matrix, with_values: bool) -> tuple[np.ndarray, sp.csr_matrix]:
+    """(positions (k,), upper triangle (n, n) CSR with int32 index arrays): pardiso's input for the SPD matrix a,
+    holding a's values (or zeros, with_values False) and where they sit in a.data."""
+    pos, u_ptr, u_ind = _upper_pattern(np.asarray(a.indptr), np.asarray(a.indices))
+    u = sp.csr_matrix(a.shape, dtype=np.float64)
+    u.indptr, u.indices = u_ptr, u_ind
+    u.data = np.ascontiguousarray(a.data[pos], np.float64) if with_values else np.zeros(len(pos))
+    u.has_sorted_indices = True
+    return pos, u
+
+
 def upper_triangle_positions(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """Data positions (k,) int64 of the entries with column >= row of a CSR pattern, in CSR order."""
     return _upper_pattern(np.asarray(indptr), np.asarray(indices))[0]
@@ -154,10 +165,7 @@ class PardisoSPD:
     def compute_ordering(self, a: sp.csr_matrix) -> tuple[np.ndarray, int]:
         """(perm (n,) int32, a.nnz): MKL's fill-reducing ordering of a's pattern (nested dissection), computed
         by a separate analysis, for ``solve(..., ordering=...)``; a: (n, n) CSR, sorted indices."""
-        pos, u_ptr, u_ind = _upper_pattern(np.asarray(a.indptr), np.asarray(a.indices))
-        u = sp.csr_matrix(a.shape, dtype=np.float64)
-        u.indptr, u.indices = u_ptr, u_ind
-        u.data = np.ascontiguousarray(a.data[pos], np.float64)
+        _, u = _upper_csr(a, True)
         s = self._new_solver()
         if s.iparm[0] != 1:  # pragma: no cover - unusual MKL builds: no user orderings
             return np.zeros(0, np.int32), a.nnz
@@ -173,12 +181,7 @@ class PardisoSPD:
 
     def _analyse(self, a: sp.csr_matrix, ordering=None) -> None:
         self._pattern_reset()  # release the previous factorisation and analysis
-        pos, u_ptr, u_ind = _upper_pattern(np.asarray(a.indptr), np.asarray(a.indices))
-        u = sp.csr_matrix(a.shape, dtype=np.float64)
-        u.indptr, u.indices = u_ptr, u_ind
-        u.data = np.zeros(len(pos))
-        u.has_sorted_indices = True
-        self._upper = (pos, u)
+        self._upper = _upper_csr(a, False)
         self._pattern = (a.shape[0], a.indptr, a.indices)
         self._choose_ordering(a.shape[0], a.nnz, ordering)
         self.analyses += 1
