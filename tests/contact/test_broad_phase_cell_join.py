@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ipcsim.contact.broad_phase import brute_force_candidates, build_candidates, cell_join
+from ipcsim.contact.broad_phase import brute_force_candidates, build_candidates, cell_join, columns
 from ipcsim.contact.broad_phase.boxes import simplex_boxes6, vertex_boxes6
 from ipcsim.contact.broad_phase.brute_force import brute_force_pairs
 from ipcsim.geometry import CollisionMesh
@@ -50,10 +50,10 @@ def test_hashed_buckets_far_apart_clusters(self_query):
         d[0][::2] += 1e4
     e_ = q if self_query else e
     h = cell_join.choose_cell_size(q[0], e_[0])
-    origin, dims = cell_join.grid_frame(q[0], e_[0], h)
-    assert cell_join._bucket_bits(dims, 400) >= 0
-    grid_q, _, _, _ = cell_join._grids(q, e_, self_query, h)
-    assert np.all(grid_q[4] >= 0)  # entries carry their cell keys
+    grid_q = cell_join._grids(q, e_, self_query, h)[0]
+    keys = grid_q[3]
+    assert len(keys) == len(grid_q[1]) and np.all(keys >= 0)  # hashed: the entries carry their column keys
+    assert len(np.unique(keys)) > len(grid_q[0]) // 8  # many columns, in buckets that may mix columns
     np.testing.assert_array_equal(cell_join.cell_pairs6(q, e, self_query), reference(q, e_, self_query))
 
 
@@ -67,7 +67,7 @@ def test_overflow_boxes_on_both_sides(self_query):
         d[2][:5] = False
     e_ = q if self_query else e
     h = cell_join.choose_cell_size(q[0], e_[0])
-    _, over_q, _, over_e = cell_join._grids(q, e_, self_query, h)
+    _, over_q, _, over_e, _ = cell_join._grids(q, e_, self_query, h)
     assert len(over_q) == 5 and len(over_e) == 5
     got = cell_join.cell_pairs6(q, e, self_query)
     ref = reference(q, e_, self_query)
@@ -81,7 +81,7 @@ def test_many_overflow_boxes_enlarge_the_cells():
     q, _ = box_sets(rng, 600, 0, 1.0, 0.01, kq=2)
     q[0][:300, 3:] = q[0][:300, :3] + 0.5  # half of the boxes are huge: overflow would be quadratic
     h = cell_join.choose_cell_size(q[0], q[0])
-    _, over, _, _ = cell_join._grids(q, q, True, h)
+    _, over, _, _, _ = cell_join._grids(q, q, True, h)
     assert len(over) < 300  # the cell size was doubled
     np.testing.assert_array_equal(cell_join.cell_pairs6(q, q, True), reference(q, q, True))
 
@@ -179,20 +179,24 @@ def test_bucket_entries_are_in_sweep_order(self_query):
     q, e = box_sets(rng, 300, 300, 1.0, 0.2, kq=2, ke=2 if self_query else 3)
     e = q if self_query else e
     h = cell_join.choose_cell_size(q[0], e[0])
-    for grid in cell_join._grids(q, e, self_query, h)[::2]:
-        start, box, ids, slo, shi = grid[0], grid[1], grid[2], grid[7], grid[8]
-        assert np.all(slo <= shi)
+    grid_q, _, grid_e, _, axis = cell_join._grids(q, e, self_query, h)
+    for grid, data in ((grid_q, q), (grid_e, e)):
+        start, entry, box, ids = grid[0], grid[1], grid[4], grid[7]
+        np.testing.assert_array_equal(box, data[0][ids])  # the boxes, reordered
+        assert np.all(np.diff(box[:, axis]) >= 0)  # ascending lower side along the sweep axis
         for b in range(len(start) - 1):
-            seg = slo[start[b]:start[b + 1]]
-            assert np.all(np.diff(seg) >= 0), f"bucket {b} not in sweep order"
-        # the stored bins follow the box sides along one axis: a larger bin means a larger coordinate
-        def separates(bins, coord):
-            values = np.unique(bins)
-            top = np.array([coord[bins == v].max() for v in values])
-            bottom = np.array([coord[bins == v].min() for v in values])
-            return len(values) > 5 and np.all(top[:-1] < bottom[1:])
+            assert np.all(np.diff(entry[start[b]:start[b + 1]]) > 0), f"bucket {b} not in sweep order"
+        assert len(np.unique(entry)) == len(box)  # no overflow here: every box has entries
 
-        assert any(separates(slo, box[:, a]) and separates(shi, box[:, 3 + a]) for a in range(3))
+
+def test_sweep_order_sorts_clusters_and_ties_stably():
+    rng = np.random.default_rng(33)
+    x = np.concatenate([rng.uniform(0, 1, 300), 1e4 + rng.uniform(0, 1, 300), rng.integers(0, 5, 100) * 0.5,
+                        [-1e300, 1e300, 0.0, 0.0]])  # two far clusters (a few bins each), lattice ties
+    box = np.zeros((len(x), 6))
+    box[:, 1] = x
+    sweep = (x.min(), (2 * len(x) + 64) / (x.max() - x.min()), float(2 * len(x) + 64))
+    np.testing.assert_array_equal(columns.sweep_order(box, 1, sweep), np.argsort(x, kind="stable"))
 
 
 @pytest.mark.parametrize("self_query", [False, True])
@@ -218,7 +222,7 @@ def test_touching_and_tied_boxes_on_a_lattice(self_query, cell_size):
 def test_sweep_bin_is_monotone_and_clamped():
     sweep = (1.0, 10.0, 50.0)  # origin 1 m, 10 bins per m, 50 bins
     x = np.concatenate([[-1e300, -5.0, 0.999, 1.0], np.linspace(1.0, 7.0, 601), [1e300, np.inf]])
-    bins = np.array([cell_join._sweep_bin(v, sweep) for v in x])
+    bins = np.array([columns._sweep_bin(v, sweep) for v in x])
     assert np.all(np.diff(bins) >= 0)
     assert bins.min() == 0 and bins.max() == 49
-    assert cell_join._sweep_bin(1.25, sweep) == 2
+    assert columns._sweep_bin(1.25, sweep) == 2

@@ -86,3 +86,45 @@ def test_side_by_side_joins_work_in_a_forked_child(monkeypatch):
     with ctx.Pool(1) as pool:
         got = pool.apply_async(build_candidates, (mesh, x, None, 0.003)).get(timeout=120)
     assert got.as_sets() == expected.as_sets()
+
+
+def test_split_in_two_only_for_mid_sized_work_on_small_machines(monkeypatch):
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
+    with threads.numba_threads(2):
+        two = nb.get_num_threads() >= 2  # a 1-thread Numba pool never splits
+        assert not threads.split_in_two(threads.SPLIT_MIN_WORK - 1)
+        assert threads.split_in_two(threads.SPLIT_MIN_WORK) == two
+        assert threads.split_in_two(threads.PARALLEL_MIN_WORK - 1) == two
+        assert not threads.split_in_two(threads.PARALLEL_MIN_WORK)  # a Numba parallel region instead
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 16)
+    assert not threads.split_in_two(threads.SPLIT_MIN_WORK)
+
+
+def test_ccd_in_two_halves_gives_the_same_step(monkeypatch):
+    """The CCD narrow phase split between the calling thread and the helper thread (sharing the earliest time
+    found so far) returns exactly the single-thread step, also when the earliest contact lies in a chunk of
+    the helper thread's half (the odd chunks)."""
+    import numpy as np
+
+    from ipcsim.contact.broad_phase import build_candidates
+    from ipcsim.contact.ccd import stepsize
+
+    mesh, x = _sheets_mesh()
+    halves = set()
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        x1 = x + 2e-3 * rng.standard_normal(x.shape)  # sheets 4 mm apart: a few pairs collide
+        cands = build_candidates(mesh, x, x1)
+        assert len(cands) >= threads.SPLIT_MIN_WORK
+        best = np.ones(2 * stepsize._CHUNKS_PER_THREAD)  # every chunk's earliest time, serially
+        args = (cands.vf, cands.ee, cands.ev, cands.vv, *stepsize._connectivity(mesh), x, x1, 0.0,
+                stepsize.CONSERVATIVE_RESCALING, stepsize.MAX_ITERATIONS)
+        stepsize.chunks_toi(0, 1, *args, best)
+        halves.add(int(np.argmin(best)) % 2)
+        steps = []
+        for split in (False, True):
+            monkeypatch.setattr(stepsize, "split_in_two", lambda work, split=split: split)
+            steps.append(stepsize.compute_collision_free_stepsize(mesh, x, x1, candidates=cands))
+        assert 0.0 < steps[0] < 1.0 and steps[0] == best.min()
+        assert steps[1] == steps[0]
+    assert halves == {0, 1}  # the earliest contact was in the calling thread's half and in the helper's

@@ -19,8 +19,6 @@ an active set with activation distance dhat, r = dhat / 2 is enough.
 """
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numba as nb
@@ -30,6 +28,7 @@ from . import cell_join
 from .boxes import plane_vertex_mask, simplex_boxes6, vertex_boxes6
 from .brute_force import brute_force_pairs
 from .cell_join import cell_pairs6
+from .threads import helper_thread
 
 METHODS = ("auto", "cell_join", "brute_force")
 
@@ -86,17 +85,6 @@ def _pairs(method: str, queries: tuple, elements: tuple, self_query: bool) -> np
 #: Fewest faces + edges for which the vertex-face and edge-edge joins run side by side (``_side_by_side``).
 SIDE_BY_SIDE_MIN_BOXES = 4_000
 
-_POOL: tuple[int, ThreadPoolExecutor] | None = None
-
-
-def _helper_thread() -> ThreadPoolExecutor:
-    """A one-thread executor for the second join, made anew in a forked child (whose copy has no thread)."""
-    global _POOL
-    if _POOL is None or _POOL[0] != os.getpid():
-        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="ipcsim-broad-phase"))
-    return _POOL[1]
-
-
 def _side_by_side(method: str, n_boxes: int) -> bool:
     """Run the vf and ee joins concurrently: the cell join of each runs on one thread (machines with fewer than
     4 cores, see ``cell_join.n_threads``) while Numba may use two, and the mesh is big enough to pay for the
@@ -138,7 +126,7 @@ def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: s
     out = Candidates()
     ee_job = None
     if len(edges_) and len(faces) and _side_by_side(method, len(faces) + len(edges_)):
-        ee_job = _helper_thread().submit(_pairs, method, edges, edges, True)
+        ee_job = helper_thread().submit(_pairs, method, edges, edges, True)
     if len(faces):
         fdata = (simplex_boxes6(vbox, faces), faces, np.ascontiguousarray(mesh.face_is_obstacle, dtype=bool))
         out.vf = _pairs(method, vertices, fdata, False)

@@ -1,42 +1,30 @@
-"""Box pairs by sorting boxes into grid cells and testing the boxes that share a cell ("cell join").
+"""Box pairs by sorting the boxes along one axis and sweeping them column by column ("cell join").
 
-Every box is entered in each cubic cell (edge h [m]) it overlaps; the entries are counting-sorted by
-cell into one array, so that the boxes of a cell lie side by side in memory with their ids, vertex ids
-and obstacle flags. The pairs are then found cell by cell, testing every two entries of the cell
-(self join) or every query entry against every element entry of the cell (cross join): no per-query
-hash lookups, no traversal, and the inner loop streams through contiguous memory.
+The sweep axis is the axis along which the boxes spread farthest; the plane of the other two axes (u, v)
+is cut into square columns of side h (``choose_cell_size``). ``columns.column_grid`` sorts every box set by
+the lower side of its boxes along the sweep axis and enters each box in every column it overlaps, in that
+order, so the entries of a column are sorted. The join then sweeps each column: an entry is tested against
+the later entries (cross mode: the other set's entries) until the first whose lower side lies beyond its
+upper side, an exact float comparison. A pair shares several columns only when both boxes span them; it is
+reported in one of them only (``columns.py``), so no pair comes out twice. There are no per-query hash
+lookups, no traversal, and a pair is tested once however long its boxes are along the sweep axis.
 
-Two overlapping boxes share every cell of their intersection; a pair is reported only in the cell
-holding the intersection's lower corner max(lo_a, lo_b). Per axis that cell is the larger of the two
-boxes' lowest cells (the cell map is monotone), so an entry stores a 3-bit mask "my box starts in
-this cell along axis a" and the pair is reported in the cell iff the two masks OR to 0b111.
+The columns are keyed by their linear index in the grid's bounding rectangle; the buckets are those indices
+themselves when the grid is small enough, else a multiplicative hash of them (a bucket may then hold
+several columns; entries of different columns never pair since their keys differ). Boxes covering more
+than ``columns.MAX_CELLS`` columns are left out of the grid ("overflow") and tested against everything
+directly (a few huge obstacle triangles or very fast vertices); while that direct work would be large, the
+column size is doubled.
 
-The cells are keyed by their linear index in the grid's bounding box; the buckets are those indices
-themselves when the grid is small enough, else a multiplicative hash of them (a bucket may then
-hold several cells; entries of different cells never pair since their keys differ). Boxes covering
-more than ``MAX_CELLS`` cells are left out of the grid ("overflow") and tested against everything
-directly (a few huge obstacle triangles or very fast vertices); while that direct work would be large,
-the cell size is doubled.
+The pairs are written packed, (first << 32) | second, into a buffer sized from the previous call's count
+(a too small buffer only makes the join run again) and finally counting-sorted by first id, each group
+sorted by second id. On 4+ cores, runs of buckets are joined in parallel (``THREADS``).
 
-Sweep and prune inside a cell: the boxes are first counting-sorted by the bin of their lower side
-along the axis with the most cells (``SWEEP_BINS`` bins per cell), and the stable scatter into the
-buckets keeps that order inside every bucket. A box is then tested only against the entries whose
-lower bin lies between its own lower and upper bins, and the scan stops at the first entry beyond
-(bunny on bunny, ee: 357k box tests -> 236k; vf: 134k -> 69k). The bins are a monotone map of the
-coordinate, so no overlapping pair is missed, however the floating-point values fall.
-
-The pairs are written packed, (first << 32) | second, into a buffer sized from the previous call's
-count (a too small buffer only makes the join run again) and finally counting-sorted by first id,
-each group sorted by second id. On 4+ cores, runs of buckets are joined in parallel (``THREADS``).
-
-Measured (serial, shared 2-core machine): two 100x100 sheets ~28 ms for all vf + ee candidates (old
-per-query hash grid ~72-88 ms), bunny on bunny ~10 ms (old ~20 ms); with the sweep, bunny stacked on
-bunny (6,270 vertices, static boxes, r = dhat): ee 5.0 ms (was 5.6-5.9), vf 3.0 ms (was 3.4), best of
-25 alternating runs. On the 100x100 sheets the sweep costs: ee ~57 ms (was ~49), vf about even -
-scattering in sweep order loses the id-order locality of a regular grid. Cell sizes 1.5-2.5 x the
-mean box side time the same, 1.0 x is ~10 % slower. An implicit LBVH over
-Morton-sorted boxes was also tried: ~110 node visits per edge query on the sheets, 71 ms for the ee
-query alone, so it was dropped.
+Measured (serial, shared 2-core machine, median of 100 calls): bunny stacked on bunny (6,270 vertices,
+static boxes, r = dhat / 2): ee 2.9 ms, vf 1.8 ms; the 3D cell grid this replaced (each box entered in every
+cubic cell it overlapped, a sweep inside each cell on 16 bins per cell) took 4.1-4.5 and 2.4-2.6 ms. Two
+100x100 sheets: vf 6.5 ms (was 8.3), ee 13.4-14.3 ms (the same). An implicit LBVH over Morton-sorted boxes was
+also tried: ~110 node visits per edge query on the sheets, 71 ms for the ee query alone, so it was dropped.
 """
 from __future__ import annotations
 
@@ -45,31 +33,16 @@ import os
 import numba as nb
 import numpy as np
 
+from .columns import cell_index, column_grid, join_buckets
 from .pair_buffers import overflow_pairs, scan_pairs, sort_pairs  # noqa: F401  (scan_pairs: API)
 
-MAX_CELLS = 64  # a box covering more cells is tested directly
-CELL_FACTOR = 1.5  # cell size / mean largest box side
-SWEEP_BINS = 16  # sweep-and-prune bins per cell along the sweep axis (see join_buckets)
-_AXIS_BITS = 20  # at most 2^20 cells per axis (farther boxes are clamped into the border cells)
-_AXIS_MAX = (1 << _AXIS_BITS) - 1
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-@nb.njit(cache=True, inline="always")
-def _cell(value, origin, inv_h):
-    """Cell coordinate of a coordinate value [m] along one axis, clamped to [0, _AXIS_MAX]."""
-    t = (value - origin) * inv_h
-    if t <= 0.0:
-        return 0
-    if t >= _AXIS_MAX:
-        return _AXIS_MAX
-    return int(t)
+CELL_FACTOR = 1.5  # column side / mean largest box side across the sweep axis
+SORT_BINS_PER_BOX = 2  # uniform bins per box of the sort's counting pass (``columns.sweep_order``)
 
 
 @nb.njit(cache=True)
-def grid_frame(box_a, box_b, h):
-    """(origin (3,) [m], dims (3,) int64 cells per axis) of the grid of cell size h [m] covering all
-    boxes of the two (n, 6) arrays [lo, hi]."""
+def bounds(box_a, box_b):
+    """(lo (3,), hi (3,)) [m]: the bounding box of all boxes of the two (n, 6) arrays (zeros if none)."""
     lo = np.full(3, np.inf)
     hi = np.full(3, -np.inf)
     for box in (box_a, box_b):
@@ -77,238 +50,58 @@ def grid_frame(box_a, box_b, h):
             for a in range(3):
                 lo[a] = min(lo[a], box[i, a])
                 hi[a] = max(hi[a], box[i, 3 + a])
-    dims = np.ones(3, np.int64)
     for a in range(3):
         if not lo[a] <= hi[a]:
             lo[a] = 0.0
             hi[a] = 0.0
-        dims[a] = _cell(hi[a], lo[a], 1.0 / h) + 1
-    return lo, dims
-
-
-@nb.njit(cache=True, inline="always")
-def _sweep_bin(value, sweep):
-    """Sweep coordinate of a coordinate value: sweep = (origin [m], scale [1/m], n_bins); a monotone
-    (non-decreasing) map onto 0 .. n_bins - 1, so sweep_bin(lo_b) > sweep_bin(hi_a) implies lo_b > hi_a."""
-    t = (value - sweep[0]) * sweep[1]
-    if not t > 0.0:
-        return 0
-    if t >= sweep[2] - 1.0:
-        return int(sweep[2]) - 1
-    return int(t)
+    return lo, hi
 
 
 @nb.njit(cache=True)
-def bin_boxes(box, verts, obst, origin, inv_h, dims, n_buckets_log2, pad, axis, sweep):
-    """Sort the boxes into the grid's buckets, each bucket in the order of the boxes' lower sweep bins.
-
-    Args:
-        box: (n, 6) float64 [m]; verts: (n, k) int64 vertex ids; obst: (n,) bool obstacle flags.
-        origin: (3,) [m], inv_h: 1 / cell size [1/m], dims: (3,) int64 cells per axis.
-        n_buckets_log2: -1 to use the linear cell index as the bucket (dims product buckets), else
-            the log2 of the number of hash buckets.
-        pad: -1 or -2: the entries' vertex ids are padded to 3 columns with pad - 2 id (negative,
-            distinct per box; grids padded with different ``pad`` never match each other).
-        axis: the sweep axis (0, 1, 2); sweep: (origin [m], scale [1/m], n_bins) of ``_sweep_bin``.
-
-    Returns:
-        (grid, overflow): grid = (start (T + 1,) int64, box (N, 6) [m], id (N,) int64, mask (N,) int8,
-        key (N,) int64 (the cell's linear index; all -1 with dense buckets), verts (N, 3) int32,
-        obst (N,) bool, slo (N,) int32 and shi (N,) int32 sweep bins of the box's lower and upper
-        side along ``axis``): the N entries in bucket order, ascending slo within a bucket;
-        overflow: (j,) int64 ids of the boxes covering more than MAX_CELLS cells.
-    """
-    n, k = verts.shape
-    n_bins = int(sweep[2])
-    s_lo = np.empty(n, np.int32)
-    s_hi = np.empty(n, np.int32)
-    s_start = np.zeros(n_bins + 1, np.int64)
-    for i in range(n):
-        s_lo[i] = _sweep_bin(box[i, axis], sweep)
-        s_hi[i] = _sweep_bin(box[i, 3 + axis], sweep)
-        s_start[s_lo[i] + 1] += 1
-    for b in range(n_bins):  # the boxes in the order of their lower sweep bins (a counting sort)
-        s_start[b + 1] += s_start[b]
-    order = np.empty(n, np.int64)
-    for i in range(n):
-        order[s_start[s_lo[i]]] = i
-        s_start[s_lo[i]] += 1
-    cells = np.empty((n, 6), np.int64)  # lowest and highest cell per axis of box order[r], row r
-    is_over = np.zeros(n, np.bool_)
-    total = 0
-    n_over = 0
-    for r in range(n):
-        i = order[r]
-        c = 1
-        for a in range(3):
-            cells[r, a] = _cell(box[i, a], origin[a], inv_h)
-            cells[r, 3 + a] = _cell(box[i, 3 + a], origin[a], inv_h)
-            c *= cells[r, 3 + a] - cells[r, a] + 1
-        if c > MAX_CELLS:
-            n_over += 1
-            cells[r, 0] = -1
-            is_over[i] = True
-        else:
-            total += c
-    dense = n_buckets_log2 < 0
-    n_buckets = dims[0] * dims[1] * dims[2] if dense else 1 << n_buckets_log2
-    shift = np.uint64(64 - max(n_buckets_log2, 1))
-    nx, nxy = dims[0], dims[0] * dims[1]
-    overflow = np.empty(n_over, np.int64)
-    j = 0
-    for i in range(n):
-        if is_over[i]:
-            overflow[j] = i
-            j += 1
-    t_bucket = np.empty(total, np.int64)
-    start = np.zeros(n_buckets + 1, np.int64)
-    t = 0
-    for r in range(n):  # count the entries per bucket
-        if cells[r, 0] < 0:
-            continue
-        for iz in range(cells[r, 2], cells[r, 5] + 1):
-            for iy in range(cells[r, 1], cells[r, 4] + 1):
-                for ix in range(cells[r, 0], cells[r, 3] + 1):
-                    key = ix + nx * iy + nxy * iz
-                    b = key if dense else np.int64((np.uint64(key) * _GOLDEN) >> shift)
-                    t_bucket[t] = b
-                    start[b + 1] += 1
-                    t += 1
-    for b in range(n_buckets):
-        start[b + 1] += start[b]
-    fill = start[:-1].copy()
-    g_id = np.empty(total, np.int64)
-    g_mask = np.empty(total, np.int8)
-    g_key = np.full(total, -1, np.int64)
-    t = 0
-    for s_ in range(n):  # scatter (id, mask, key) stably: ascending slo within a bucket; the rest follows
-        if cells[s_, 0] < 0:
-            continue
-        i = order[s_]
-        for iz in range(cells[s_, 2], cells[s_, 5] + 1):
-            for iy in range(cells[s_, 1], cells[s_, 4] + 1):
-                for ix in range(cells[s_, 0], cells[s_, 3] + 1):
-                    b = t_bucket[t]
-                    r = fill[b]
-                    fill[b] = r + 1
-                    g_id[r] = i
-                    g_mask[r] = np.int8((1 if ix == cells[s_, 0] else 0) | (2 if iy == cells[s_, 1] else 0) | (
-                        4 if iz == cells[s_, 2] else 0))
-                    if not dense:
-                        g_key[r] = ix + nx * iy + nxy * iz
-                    t += 1
-    g_box = np.empty((total, 6), np.float64)
-    g_verts = np.empty((total, 3), np.int32)
-    g_obst = np.empty(total, np.bool_)
-    g_slo = np.empty(total, np.int32)
-    g_shi = np.empty(total, np.int32)
-    for r in range(total):
-        i = g_id[r]
-        g_slo[r] = s_lo[i]
-        g_shi[r] = s_hi[i]
-        for a in range(6):
-            g_box[r, a] = box[i, a]
-        for c in range(k):
-            g_verts[r, c] = verts[i, c]
-        for c in range(k, 3):  # padding that matches no vertex id and no other padding
-            g_verts[r, c] = pad - 2 * i
-        g_obst[r] = obst[i]
-    return (start, g_box, g_id, g_mask, g_key, g_verts, g_obst, g_slo, g_shi), overflow
-
-
-_SELF, _QUERY_SIDE, _ELEMENT_SIDE = 0, 1, 2  # sweep directions of ``_sweep_bucket``
+def sweep_axis(lo, hi):
+    """The axis of the largest extent of the bounding box [lo, hi] (the first on ties)."""
+    axis = 0
+    for a in range(1, 3):
+        if hi[a] - lo[a] > hi[axis] - lo[axis]:
+            axis = a
+    return axis
 
 
 @nb.njit(cache=True)
-def _sweep_bucket(b, grid_a, grid_c, side, out, out0, n, cap):
-    """One sweep over bucket b: each entry a of grid_a against the entries c of grid_c whose lower
-    sweep bin lies in [bin_lo(a), bin_hi(a)] (``_SELF``: the later entries of the same grid), or in
-    (bin_lo(a), bin_hi(a)] for ``_ELEMENT_SIDE`` (a is an element, c a query; ties belong to the
-    ``_QUERY_SIDE`` sweep). The c entries are in sweep order, so the scan stops at the first c beyond
-    bin_hi(a). Pairs go to out[out0 + n ...] as in ``join_buckets``; returns the new count n."""
-    a_start, a_box, a_id, a_mask, a_key, a_verts, a_obst, a_slo, a_shi = grid_a
-    c_start, c_box, c_id, c_mask, c_key, c_verts, c_obst, c_slo, c_shi = grid_c
-    p, c_end = c_start[b], c_start[b + 1]
-    for a in range(a_start[b], a_start[b + 1]):
-        if side == _SELF:
-            p = a + 1
-        elif side == _QUERY_SIDE:
-            while p < c_end and c_slo[p] < a_slo[a]:
-                p += 1
-        else:
-            while p < c_end and c_slo[p] <= a_slo[a]:
-                p += 1
-        need = a_mask[a] ^ 7
-        lo0, lo1, lo2 = a_box[a, 0], a_box[a, 1], a_box[a, 2]
-        hi0, hi1, hi2 = a_box[a, 3], a_box[a, 4], a_box[a, 5]
-        u0, u1, u2 = a_verts[a, 0], a_verts[a, 1], a_verts[a, 2]
-        ka, oa, ia, top = a_key[a], a_obst[a], a_id[a], a_shi[a]
-        for c in range(p, c_end):
-            if c_slo[c] > top:
-                break  # this and every later entry start beyond a's box along the sweep axis
-            # the pair belongs to this cell iff together the boxes start in it along every axis
-            if not (((c_mask[c] & need) == need) & (lo0 <= c_box[c, 3]) & (c_box[c, 0] <= hi0)
-                    & (lo1 <= c_box[c, 4]) & (c_box[c, 1] <= hi1) & (lo2 <= c_box[c, 5]) & (c_box[c, 2] <= hi2)):
-                continue
-            w0, w1, w2 = c_verts[c, 0], c_verts[c, 1], c_verts[c, 2]
-            if ((u0 == w0) | (u0 == w1) | (u0 == w2) | (u1 == w0) | (u1 == w1) | (u1 == w2) | (u2 == w0)
-                    | (u2 == w1) | (u2 == w2)):
-                continue  # shared vertex
-            if (c_key[c] != ka) | (oa & c_obst[c]):
-                continue  # another cell in the same hash bucket, or two obstacles
-            j = c_id[c]
-            if n < cap:
-                if side == _ELEMENT_SIDE or (side == _SELF and j < ia):
-                    out[out0 + n] = (j << 32) | ia
-                else:
-                    out[out0 + n] = (ia << 32) | j
-            n += 1
-    return n
-
-
-@nb.njit(cache=True)
-def join_buckets(b0, b1, grid_q, grid_e, self_query, out, out0, cap):
-    """Pairs found in the buckets b0 .. b1 - 1.
-
-    Within a bucket the entries are ordered by their lower sweep bin (``bin_boxes``), so a pair is
-    only tested when the lower bin of one box lies between the lower and upper bins of the other
-    (sweep and prune, ``_sweep_bucket``; in cross mode in both directions).
-
-    Args:
-        grid_q, grid_e: ``bin_boxes`` grids sharing origin, cell size, buckets and sweep bins (the
-            same grid in self mode).
-        self_query: every two entries of a bucket once, as [smaller id, larger id]; else every
-            query entry against every element entry, as [query id, element id].
-        out: int64 buffer; pair [i, j] goes to out[out0 + t] packed as (i << 32) | j, at most cap
-            of them.
-
-    Returns the number of pairs found (> cap: the buffer was too small, run again with more room).
-    """
-    n = 0
-    for b in range(b0, b1):
-        if self_query:
-            n = _sweep_bucket(b, grid_q, grid_q, _SELF, out, out0, n, cap)
-        elif grid_q[0][b] < grid_q[0][b + 1] and grid_e[0][b] < grid_e[0][b + 1]:
-            n = _sweep_bucket(b, grid_q, grid_e, _QUERY_SIDE, out, out0, n, cap)
-            n = _sweep_bucket(b, grid_e, grid_q, _ELEMENT_SIDE, out, out0, n, cap)
-    return n
-
-
-@nb.njit(cache=True)
-def mean_extent(box):
-    """Mean over the (n, 6) boxes of their largest side [m] (0 for no boxes)."""
+def mean_extent(box, axis=-1):
+    """Mean over the (n, 6) boxes of their largest side [m], or of their largest side across ``axis`` when
+    axis >= 0 (0 for no boxes)."""
     s = 0.0
     for i in range(box.shape[0]):
-        s += max(box[i, 3] - box[i, 0], box[i, 4] - box[i, 1], box[i, 5] - box[i, 2])
+        side = 0.0
+        for a in range(3):
+            if a != axis:
+                side = max(side, box[i, 3 + a] - box[i, a])
+        s += side
     return s / max(box.shape[0], 1)
 
 
 @nb.njit(cache=True)
-def _bucket_bits(dims, n_boxes):
-    """-1 (dense buckets: the linear cell index) when the grid has few enough cells, else log2 of a
+def choose_cell_size(q_box, e_box):
+    """Column side h [m]: ``CELL_FACTOR`` x the larger of the two box sets' mean largest side across the
+    sweep axis; for boxes of zero size, about one box per column; never below 2^-19 of the scene's
+    extent."""
+    lo, hi = bounds(q_box, e_box)
+    axis = sweep_axis(lo, hi)
+    extent = max(hi[(axis + 1) % 3] - lo[(axis + 1) % 3], hi[(axis + 2) % 3] - lo[(axis + 2) % 3])
+    n = q_box.shape[0] + e_box.shape[0]
+    h = CELL_FACTOR * max(mean_extent(q_box, axis), mean_extent(e_box, axis))
+    if not h > 0.0:
+        h = extent / max(1.0, np.sqrt(n))
+    h = max(h, (hi[axis] - lo[axis]) * 2.0 ** -19)
+    return h if h > 0.0 else 1.0
+
+
+@nb.njit(cache=True)
+def _bucket_bits(n_columns, n_boxes):
+    """-1 (dense buckets: the column's linear index) when the grid has few enough columns, else log2 of a
     hash table size of about 4 buckets per box."""
-    n_cells = dims[0] * dims[1] * dims[2]
-    if n_cells <= 8 * n_boxes + 4096:
+    if n_columns <= 8 * n_boxes + 4096:
         return -1
     bits = 4
     while (1 << bits) < 4 * n_boxes:
@@ -318,27 +111,30 @@ def _bucket_bits(dims, n_boxes):
 
 @nb.njit(cache=True)
 def _grids(q_data, e_data, self_query, h):
-    """Bin both box sets; doubles h while the overflow boxes would cost much more than the grid."""
+    """Both column grids, their overflow and the sweep axis; doubles h while the overflow boxes would cost
+    much more than the grid."""
     qbox, ebox = q_data[0], e_data[0]
     nq, ne = qbox.shape[0], ebox.shape[0]
+    n_boxes = nq + (0 if self_query else ne)
+    lo, hi = bounds(qbox, ebox[:0] if self_query else ebox)  # self: one pass
+    axis = sweep_axis(lo, hi)
+    n_bins = SORT_BINS_PER_BOX * n_boxes + 64
+    extent = hi[axis] - lo[axis]
+    sweep = (lo[axis], n_bins / extent if extent > 0.0 else 0.0, float(n_bins))
+    au, av = (axis + 1) % 3, (axis + 2) % 3
     while True:
-        origin, dims = grid_frame(qbox, ebox[:0] if self_query else ebox, h)  # self: one pass
-        bits = _bucket_bits(dims, nq + ne)
-        axis = 0  # sweep along the axis with the most cells, SWEEP_BINS bins per cell
-        for a in range(1, 3):
-            if dims[a] > dims[axis]:
-                axis = a
-        n_bins = min(SWEEP_BINS * dims[axis], 2 * (nq + ne) + 64)
-        sweep = (origin[axis], n_bins / (dims[axis] * h), float(n_bins))
-        grid_q, over_q = bin_boxes(q_data[0], q_data[1], q_data[2], origin, 1.0 / h, dims, bits, -1, axis, sweep)
+        du = cell_index(hi[au], lo[au], 1.0 / h) + 1
+        dv = cell_index(hi[av], lo[av], 1.0 / h) + 1
+        frame = (lo[au], lo[av], 1.0 / h, float(du), float(dv))
+        bits = _bucket_bits(du * dv, n_boxes)
+        grid_q, over_q = column_grid(qbox, q_data[1], q_data[2], -1, axis, sweep, frame, bits)
         if self_query:
             grid_e, over_e = grid_q, over_q
         else:
-            grid_e, over_e = bin_boxes(e_data[0], e_data[1], e_data[2], origin, 1.0 / h, dims, bits, -2, axis,
-                                       sweep)
+            grid_e, over_e = column_grid(ebox, e_data[1], e_data[2], -2, axis, sweep, frame, bits)
         direct = over_q.shape[0] * ne + over_e.shape[0] * nq
-        if direct <= 16 * (nq + ne) + 100_000 or max(dims[0], dims[1], dims[2]) <= 4:
-            return grid_q, over_q, grid_e, over_e
+        if direct <= 16 * (nq + ne) + 100_000 or max(du, dv) <= 4:
+            return grid_q, over_q, grid_e, over_e, axis
         h *= 2.0
 
 
@@ -348,31 +144,31 @@ def _chunk_bounds(grid_q, grid_e, n_chunks):
     qs, es = grid_q[0], grid_e[0]
     n_b = qs.shape[0] - 1
     total = qs[n_b] + es[n_b]
-    bounds = np.empty(n_chunks + 1, np.int64)
-    bounds[0] = 0
+    cuts = np.empty(n_chunks + 1, np.int64)
+    cuts[0] = 0
     b = 0
     for c in range(1, n_chunks):
         target = (total * c) // n_chunks
         while b < n_b and qs[b] + es[b] < target:
             b += 1
-        bounds[c] = b
-    bounds[n_chunks] = n_b
-    return bounds
+        cuts[c] = b
+    cuts[n_chunks] = n_b
+    return cuts
 
 
 @nb.njit(cache=True, parallel=True)
-def join_parallel(grid_q, grid_e, self_query, guess, n_chunks):
+def join_parallel(grid_q, grid_e, self_query, axis, guess, n_chunks):
     """``join_buckets`` over all buckets, split into n_chunks runs of buckets joined in parallel.
 
     Returns (out int64 packed pairs, n): the n pairs are out[:n], in bucket order (as the serial
     join)."""
-    bounds = _chunk_bounds(grid_q, grid_e, n_chunks)
+    cuts = _chunk_bounds(grid_q, grid_e, n_chunks)
     n_b = grid_q[0].shape[0] - 1
     caps = np.empty(n_chunks, np.int64)
     out0 = np.empty(n_chunks, np.int64)
     s = 0
     for c in range(n_chunks):
-        entries = grid_q[0][bounds[c + 1]] - grid_q[0][bounds[c]] + grid_e[0][bounds[c + 1]] - grid_e[0][bounds[c]]
+        entries = grid_q[0][cuts[c + 1]] - grid_q[0][cuts[c]] + grid_e[0][cuts[c + 1]] - grid_e[0][cuts[c]]
         total = grid_q[0][n_b] + grid_e[0][n_b]
         caps[c] = 64 + (guess * entries) // max(total, 1)
         out0[c] = s
@@ -380,7 +176,7 @@ def join_parallel(grid_q, grid_e, self_query, guess, n_chunks):
     out = np.empty(s, np.int64)
     found = np.empty(n_chunks, np.int64)
     for c in nb.prange(n_chunks):
-        found[c] = join_buckets(bounds[c], bounds[c + 1], grid_q, grid_e, self_query, out, out0[c], caps[c])
+        found[c] = join_buckets(cuts[c], cuts[c + 1], grid_q, grid_e, self_query, axis, out, out0[c], caps[c])
     new0 = np.empty(n_chunks, np.int64)
     s = 0
     for c in range(n_chunks):
@@ -389,7 +185,7 @@ def join_parallel(grid_q, grid_e, self_query, guess, n_chunks):
     packed = np.empty(s, np.int64)
     for c in nb.prange(n_chunks):
         if found[c] > caps[c]:  # the guess was too small for this chunk: run it again
-            join_buckets(bounds[c], bounds[c + 1], grid_q, grid_e, self_query, packed, new0[c], found[c])
+            join_buckets(cuts[c], cuts[c + 1], grid_q, grid_e, self_query, axis, packed, new0[c], found[c])
         else:
             for t in range(found[c]):
                 packed[new0[c] + t] = out[out0[c] + t]
@@ -397,13 +193,13 @@ def join_parallel(grid_q, grid_e, self_query, guess, n_chunks):
 
 
 @nb.njit(cache=True)
-def _all_pairs(grid_q, over_q, grid_e, over_e, q_data, e_data, self_query, out, cap, n_chunks):
+def _all_pairs(grids, q_data, e_data, self_query, out, cap, n_chunks):
     """Every pair: the grid's buckets, then the overflow boxes directly. Returns (out, count): when
     n_chunks > 1 the buckets are joined in parallel into a new exact-size array (then ``out`` is
     only used for the overflow pairs when it is big enough)."""
-    nq, ne = q_data[0].shape[0], e_data[0].shape[0]
+    grid_q, over_q, grid_e, over_e, axis = grids
     if n_chunks > 1:
-        joined, n = join_parallel(grid_q, grid_e, self_query, cap, n_chunks)
+        joined, n = join_parallel(grid_q, grid_e, self_query, axis, cap, n_chunks)
         extra = 0
         if over_q.shape[0] or over_e.shape[0]:
             extra = overflow_pairs(over_q, over_e, q_data, e_data, self_query, out, 0, cap)
@@ -413,31 +209,10 @@ def _all_pairs(grid_q, over_q, grid_e, over_e, q_data, e_data, self_query, out, 
             merged[n:] = out[:extra]
             return merged, n + extra
         return out, n + extra  # too small: the caller runs again with room for n + extra
-    n = join_buckets(0, grid_q[0].shape[0] - 1, grid_q, grid_e, self_query, out, 0, cap)
+    n = join_buckets(0, grid_q[0].shape[0] - 1, grid_q, grid_e, self_query, axis, out, 0, cap)
     if over_q.shape[0] or over_e.shape[0]:
         n += overflow_pairs(over_q, over_e, q_data, e_data, self_query, out, n, max(cap - n, 0))
     return out, n
-
-
-@nb.njit(cache=True)
-def choose_cell_size(q_box, e_box):
-    """Cell size [m]: ``CELL_FACTOR`` x the larger of the two box sets' mean largest side; for boxes
-    of zero size, about one box per cell; never below 2^-19 of the scene's extent."""
-    extent = 0.0
-    n = q_box.shape[0] + e_box.shape[0]
-    for a in range(3):
-        lo, hi = np.inf, -np.inf
-        for box in (q_box, e_box):
-            for i in range(box.shape[0]):
-                lo = min(lo, box[i, a])
-                hi = max(hi, box[i, 3 + a])
-        if hi > lo:
-            extent = max(extent, hi - lo)
-    h = CELL_FACTOR * max(mean_extent(q_box), mean_extent(e_box))
-    if not h > 0.0:
-        h = extent / max(1.0, n ** (1.0 / 3.0))
-    h = max(h, extent * 2.0 ** -19)
-    return h if h > 0.0 else 1.0
 
 
 @nb.njit(cache=True, nogil=True)
@@ -449,7 +224,7 @@ def cell_join_pairs(q_data, e_data, self_query, h, guess, n_chunks):
         q_data, e_data: (box (n, 6) float64 [m] [lo, hi], verts (n, k) int64 vertex ids,
             obst (n,) bool obstacle flags) of the queries and the elements (the same in self mode).
         self_query: each unordered pair once, as [smaller id, larger id].
-        h: cell size [m] (doubled while too many boxes overflow); <= 0: ``choose_cell_size``.
+        h: column side [m] (doubled while too many boxes overflow); <= 0: ``choose_cell_size``.
         guess: expected number of pairs (sizes the first buffer; a wrong guess only costs time).
         n_chunks: 1 for a serial join, else the number of bucket runs joined in parallel.
 
@@ -458,15 +233,13 @@ def cell_join_pairs(q_data, e_data, self_query, h, guess, n_chunks):
     """
     if not h > 0.0:
         h = choose_cell_size(q_data[0], e_data[0][:0] if self_query else e_data[0])  # self: one pass
-    grid_q, over_q, grid_e, over_e = _grids(q_data, e_data, self_query, h)
+    grids = _grids(q_data, e_data, self_query, h)
     cap = max(guess, 64)
-    out, n = _all_pairs(grid_q, over_q, grid_e, over_e, q_data, e_data, self_query, np.empty(cap, np.int64), cap,
-                        n_chunks)
+    out, n = _all_pairs(grids, q_data, e_data, self_query, np.empty(cap, np.int64), cap, n_chunks)
     if n > cap and n_chunks <= 1:
-        out, n = _all_pairs(grid_q, over_q, grid_e, over_e, q_data, e_data, self_query, np.empty(n, np.int64), n, 1)
+        out, n = _all_pairs(grids, q_data, e_data, self_query, np.empty(n, np.int64), n, 1)
     elif out.shape[0] < n:
-        out, n = _all_pairs(grid_q, over_q, grid_e, over_e, q_data, e_data, self_query, np.empty(n, np.int64), n,
-                            n_chunks)
+        out, n = _all_pairs(grids, q_data, e_data, self_query, np.empty(n, np.int64), n, n_chunks)
     return sort_pairs(out, n, q_data[0].shape[0])
 
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit, parallel_chunksize, prange
 
-from ..broad_phase.threads import numba_threads, threads_for
+from ..broad_phase.threads import helper_thread, numba_threads, split_in_two, threads_for
 from ..collisions_data import EE, EV, FV, VV
 from .additive import CONSERVATIVE_RESCALING, MAX_ITERATIONS, additive_ccd, point_plane_ccd, stencil_size
 
@@ -52,6 +52,37 @@ def _candidate_stencil(j, vf, ee, ev, vv, faces, edges, v) -> int:
     return kind
 
 
+@njit(cache=True)
+def _chunk_toi(c, n_chunks, vf, ee, ev, vv, faces, edges, x0, x1, min_distance, conservative_rescaling,
+               max_iterations, best):
+    """ACCD over chunk c of n_chunks equal runs of the candidates (see ``earliest_candidate_toi``), lowering
+    best[c] to the earliest time found; the other chunks' best[...] cap it along the way."""
+    m = vf.shape[0] + ee.shape[0] + ev.shape[0] + vv.shape[0]
+    lo = (c * m) // n_chunks
+    hi = ((c + 1) * m) // n_chunks
+    v = np.empty(4, dtype=np.int64)
+    a = np.empty((4, 3))
+    b = np.empty((4, 3))
+    x = np.empty((4, 3))
+    dx = np.empty((4, 3))
+    t_best = best[c]
+    for j in range(lo, hi):
+        if (j - lo) % _REFRESH_EVERY == 0:
+            for other in range(n_chunks):  # racy reads are safe: values only decrease
+                t_best = min(t_best, best[other])
+        kind = _candidate_stencil(j, vf, ee, ev, vv, faces, edges, v)
+        if kind < 0:
+            continue
+        for i in range(stencil_size(kind)):
+            for k in range(3):
+                a[i, k] = x0[v[i], k]
+                b[i, k] = x1[v[i], k]
+        t = additive_ccd(kind, a, b, min_distance, t_best, conservative_rescaling, max_iterations, x, dx)
+        if t < t_best:
+            t_best = t
+            best[c] = t
+
+
 @njit(cache=True, parallel=True)
 def earliest_candidate_toi(
     vf, ee, ev, vv, faces, edges, x0, x1,
@@ -72,36 +103,21 @@ def earliest_candidate_toi(
     Returns:
         alpha in [0, tmax].
     """
-    m = vf.shape[0] + ee.shape[0] + ev.shape[0] + vv.shape[0]
     best = np.full(n_chunks, tmax)
     for c in prange(n_chunks):
-        lo = (c * m) // n_chunks
-        hi = ((c + 1) * m) // n_chunks
-        v = np.empty(4, dtype=np.int64)
-        a = np.empty((4, 3))
-        b = np.empty((4, 3))
-        x = np.empty((4, 3))
-        dx = np.empty((4, 3))
-        t_best = best[c]
-        for j in range(lo, hi):
-            if (j - lo) % _REFRESH_EVERY == 0:
-                for other in range(n_chunks):  # racy reads are safe: values only decrease
-                    t_best = min(t_best, best[other])
-            kind = _candidate_stencil(j, vf, ee, ev, vv, faces, edges, v)
-            if kind < 0:
-                continue
-            for i in range(stencil_size(kind)):
-                for k in range(3):
-                    a[i, k] = x0[v[i], k]
-                    b[i, k] = x1[v[i], k]
-            t = additive_ccd(kind, a, b, min_distance, t_best, conservative_rescaling, max_iterations, x, dx)
-            if t < t_best:
-                t_best = t
-                best[c] = t
-    alpha = tmax
-    for c in range(n_chunks):
-        alpha = min(alpha, best[c])
-    return alpha
+        _chunk_toi(c, n_chunks, vf, ee, ev, vv, faces, edges, x0, x1, min_distance, conservative_rescaling,
+                   max_iterations, best)
+    return best.min()
+
+
+@njit(cache=True, nogil=True)
+def chunks_toi(first, stride, vf, ee, ev, vv, faces, edges, x0, x1, min_distance, conservative_rescaling,
+               max_iterations, best):
+    """``earliest_candidate_toi``'s chunks first, first + stride, ... of len(best) chunks, one after the other,
+    without the GIL: two Python threads share ``best`` (n_chunks,), filled with tmax beforehand."""
+    for c in range(first, best.shape[0], stride):
+        _chunk_toi(c, best.shape[0], vf, ee, ev, vv, faces, edges, x0, x1, min_distance, conservative_rescaling,
+                   max_iterations, best)
 
 
 @njit(cache=True)
@@ -238,10 +254,15 @@ def compute_collision_free_stepsize(
         alpha = earliest_plane_toi(pv, origins, normals, x0, x1, min_distance, s)
     m = len(vf) + len(ee) + len(ev) + len(vv)
     if m and alpha > 0.0:
-        faces, edges = _connectivity(mesh)
+        args = (vf, ee, ev, vv, *_connectivity(mesh), x0, x1, min_distance, s, int(max_iterations))
+        if split_in_two(m):  # small machines: two serial halves in two Python threads (see broad_phase.threads)
+            best = np.full(2 * _CHUNKS_PER_THREAD, alpha)
+            other = helper_thread().submit(chunks_toi, 1, 2, *args, best)
+            chunks_toi(0, 2, *args, best)
+            other.result()
+            return float(best.min())
         with numba_threads(threads_for(m)) as threads:  # small inputs: one thread (see broad_phase.threads)
             n_chunks = max(1, min(m, threads * _CHUNKS_PER_THREAD))
             with parallel_chunksize(1):  # dynamic scheduling: robust to a core shared with another process
-                alpha = earliest_candidate_toi(vf, ee, ev, vv, faces, edges, x0, x1, min_distance, s,
-                                               int(max_iterations), n_chunks, alpha)
+                alpha = earliest_candidate_toi(*args, n_chunks, alpha)
     return float(alpha)
