@@ -20,11 +20,12 @@ The pairs are written packed, (first << 32) | second, into a buffer sized from t
 (a too small buffer only makes the join run again) and finally counting-sorted by first id, each group
 sorted by second id. On 4+ cores, runs of buckets are joined in parallel (``THREADS``).
 
-Measured (serial, shared 2-core machine, median of 100 calls): bunny stacked on bunny (6,270 vertices,
-static boxes, r = dhat / 2): ee 2.9 ms, vf 1.8 ms; the 3D cell grid this replaced (each box entered in every
-cubic cell it overlapped, a sweep inside each cell on 16 bins per cell) took 4.1-4.5 and 2.4-2.6 ms. Two
-100x100 sheets: vf 6.5 ms (was 8.3), ee 13.4-14.3 ms (the same). An implicit LBVH over Morton-sorted boxes was
-also tried: ~110 node visits per edge query on the sheets, 71 ms for the ee query alone, so it was dropped.
+Measured (serial, shared 2-core machine, medians of 50-100 calls): bunny stacked on bunny (6,270 vertices,
+static boxes, r = dhat / 2): ee 3.0-3.2 ms, vf 1.9-2.1 ms; the 3D cell grid this replaced (each box entered
+in every cubic cell it overlapped, a sweep inside each cell on 16 bins per cell) took 4.1-4.6 and 2.4-2.6 ms.
+Two 100x100 sheets: vf 6.6-7.5 ms (was 7.5-8.3), ee 13-14 ms (the same). Column sides of 1-3 x the mean box
+side time the same. An implicit LBVH over Morton-sorted boxes was also tried: ~110 node visits per edge
+query on the sheets, 71 ms for the ee query alone, so it was dropped.
 """
 from __future__ import annotations
 
