@@ -20,20 +20,24 @@ from numba import get_num_threads, njit, parallel_chunksize, prange, set_num_thr
 
 
 @njit(cache=True)
-def _count_and_fill(verts, nverts, n_vertices):
-    n = len(nverts)
+def _count(verts, nverts, n_vertices):
+    """(n_vertices + 1,) int64 row starts of the block entries: stencil s adds k_s entries to each of its
+    k_s vertex rows."""
     cnt = np.zeros(n_vertices + 1, np.int64)
-    for s in range(n):
+    for s in range(len(nverts)):
         k = nverts[s]
         for a in range(k):
             cnt[verts[s, a] + 1] += k
     for v in range(n_vertices):
         cnt[v + 1] += cnt[v]
-    total = cnt[n_vertices]
-    col = np.empty(total, np.int64)
-    src = np.empty(total, np.int64)
+    return cnt
+
+
+@njit(cache=True)
+def _fill(verts, nverts, cnt, col, src):
+    """col[i], src[i]: column vertex and source block (s * 16 + a * 4 + b) of every block entry, by row."""
     pos = cnt[:-1].copy()
-    for s in range(n):
+    for s in range(len(nverts)):
         k = nverts[s]
         for a in range(k):
             va = verts[s, a]
@@ -42,20 +46,17 @@ def _count_and_fill(verts, nverts, n_vertices):
                 col[p + b] = verts[s, b]
                 src[p + b] = s * 16 + a * 4 + b
             pos[va] = p + k
-    return cnt, col, src
 
 
 @njit(cache=True, parallel=True)
-def _unique_columns(row_ptr, col, n_vertices, n_chunks):
+def _unique_columns(row_ptr, col, n_vertices, n_chunks, ucol, slot):
     """Per row v: its distinct columns, sorted, into ucol[row_ptr[v]: row_ptr[v] + ucount[v]], and for
     every entry i its slot (rank of col[i] among the row's distinct columns).
 
     Rows are split into n_chunks contiguous ranges; each range uses its own (n_vertices,) marker
     arrays (last row that saw a column, the column's slot), so deduplication is O(1) per entry and
-    only the few distinct columns of a row are sorted (insertion sort).
+    only the few distinct columns of a row are sorted (insertion sort). ucol, slot: outputs shaped as col.
     """
-    ucol = np.empty_like(col)
-    slot = np.empty(len(col), np.int64)
     ucount = np.zeros(n_vertices, np.int64)
     for t in prange(n_chunks):
         seen = np.full(n_vertices, -1, np.int64)
@@ -78,13 +79,13 @@ def _unique_columns(row_ptr, col, n_vertices, n_chunks):
             for i in range(lo, hi):
                 slot[i] = pos[col[i]]
             ucount[v] = u
-    return ucol, slot, ucount
+    return ucount
 
 
 @njit(cache=True)
-def _csr_layout(row_ptr, ucol, ucount, n_vertices, index_sample):
-    """indptr (3n + 1,) and the column indices of the block rows (rows 3v..3v+2 hold 3 ucount[v]
-    entries each: the 3x3 blocks of the distinct columns, in column order); data zeroed."""
+def _csr_indptr(ucount, n_vertices):
+    """indptr (3n + 1,) of the block rows: rows 3v..3v+2 hold 3 ucount[v] entries each (the 3x3 blocks
+    of the distinct columns, in column order)."""
     indptr = np.zeros(3 * n_vertices + 1, np.int64)
     for v in range(n_vertices):
         w = 3 * ucount[v]
@@ -92,10 +93,7 @@ def _csr_layout(row_ptr, ucol, ucount, n_vertices, index_sample):
         indptr[3 * v + 1] = base + w
         indptr[3 * v + 2] = base + 2 * w
         indptr[3 * v + 3] = base + 3 * w
-    nnz = indptr[3 * n_vertices]
-    indices = np.empty(nnz, index_sample.dtype)
-    _fill_indices(row_ptr, ucol, ucount, indptr, indices)
-    return indptr, indices, np.zeros(nnz, np.float64)
+    return indptr
 
 
 @njit(cache=True, parallel=True)
@@ -186,15 +184,20 @@ def _pattern(verts, nverts, n_vertices, n_local, small=False):
         raise ValueError("assemble_block_csr: verts, nverts and local must have the same length")
     if len(nverts) and (nverts.min() < 1 or nverts.max() > 4):
         raise ValueError("assemble_block_csr: nverts must lie in 1..4")
-    row_ptr, col, src = _count_and_fill(verts, nverts, n_vertices)
+    # the large arrays come from NumPy, not from inside the kernels: NumPy asks for transparent huge pages,
+    # and page-faulting them in costs ~1/5 of 4 KiB pages (sheets benchmark: ~100 MB per Hessian)
+    row_ptr = _count(verts, nverts, n_vertices)
+    col, src, ucol, slot = (np.empty(row_ptr[-1], np.int64) for _ in range(4))
+    _fill(verts, nverts, row_ptr, col, src)
     n_chunks = 1 if small else max(1, min(4 * get_num_threads(), n_vertices // 1024, len(col) // 16384))
     with parallel_chunksize(0 if small else 1):  # dynamic scheduling (see ROW_CHUNK) unless on one thread
-        ucol, slot, ucount = _unique_columns(row_ptr, col, n_vertices, n_chunks)
+        ucount = _unique_columns(row_ptr, col, n_vertices, n_chunks, ucol, slot)
+    indptr = _csr_indptr(ucount, n_vertices)
     fits32 = 9 * len(col) < 2**31 - 1 and 3 * n_vertices < 2**31 - 1
-    index_sample = np.empty(0, np.int32 if fits32 else np.int64)
+    indices = np.empty(indptr[-1], np.int32 if fits32 else np.int64)
     with parallel_chunksize(0 if small else ROW_CHUNK):
-        indptr, indices, data = _csr_layout(row_ptr, ucol, ucount, n_vertices, index_sample)
-    return row_ptr, slot, src, ucount, indptr, indices, data
+        _fill_indices(row_ptr, ucol, ucount, indptr, indices)
+    return row_ptr, slot, src, ucount, indptr, indices, np.zeros(indptr[-1])
 
 
 def _to_csr(indptr, indices, data, n_vertices):
