@@ -226,3 +226,21 @@ def test_sweep_bin_is_monotone_and_clamped():
     assert np.all(np.diff(bins) >= 0)
     assert bins.min() == 0 and bins.max() == 49
     assert columns._sweep_bin(1.25, sweep) == 2
+
+
+@pytest.mark.parametrize("self_query", [False, True])
+def test_long_boxes_along_the_sweep_axis_and_a_flat_scene(self_query):
+    # boxes 0.5-1 long along the longest axis (fast trajectories): each column's sweep scans far
+    rng = np.random.default_rng(34)
+    q, e = box_sets(rng, 300, 300, 1.0, 0.05, kq=2, ke=2 if self_query else 3)
+    for d in (q, e):
+        d[0][:, 0] *= 3.0
+        d[0][:, 3] = d[0][:, 0] + rng.uniform(0.5, 1.0, len(d[0]))
+    e_ = q if self_query else e
+    assert cell_join._grids(q, e_, self_query, cell_join.choose_cell_size(q[0], e_[0]))[4] == 0  # sweep along x
+    np.testing.assert_array_equal(cell_join.cell_pairs6(q, e, self_query), reference(q, e_, self_query))
+    for d in (q, e):  # every box the same point: a scene of zero extent
+        d[0][:] = 0.25
+    ref = reference(q, e_, self_query)
+    assert len(ref) > 1000
+    np.testing.assert_array_equal(cell_join.cell_pairs6(q, e, self_query), ref)
