@@ -20,7 +20,6 @@ projected to PSD per stencil when asked (``psd.py``), then scattered (``sparse.p
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 from numba import get_num_threads, njit, parallel_chunksize, prange
@@ -33,6 +32,7 @@ from .distance.point_line import point_line_distance_squared
 from .distance.point_plane import point_plane_distance_squared
 from .distance.point_point import point_point_distance_squared
 from .distance.types import EA_EB
+from .scratch import scratch_array
 from .sparse import UPPER_BLOCK, assemble_symmetric_block_csr
 
 
@@ -268,24 +268,6 @@ def _hessian_parallel(st, geo, sc, method, bounds, upper, nverts):
         _hessian_range(st, geo, sc, method, bounds[ch], bounds[ch + 1], upper, nverts)
 
 
-_scratch = threading.local()
-
-
-def _scratch_array(name: str, shape: tuple) -> np.ndarray:
-    """A float64 scratch array reused between calls (one per Python thread and name).
-
-    The per-stencil local matrices of a large active set take ~100 MB; a fresh allocation is
-    page-faulted in on every call, which costs about as much as computing them. The buffer grows
-    as needed and is kept (its memory is held until the thread ends).
-    """
-    size = int(np.prod(shape))
-    buf = getattr(_scratch, name, None)
-    if buf is None or buf.size < size:
-        buf = np.empty(size + size // 4)
-        setattr(_scratch, name, buf)
-    return buf[:size].reshape(shape)
-
-
 def _chunks(n: int) -> np.ndarray:
     """Chunk boundaries for the parallel loops (scratch arrays are allocated once per chunk).
 
@@ -345,7 +327,7 @@ def barrier_potential_gradient(collisions, mesh, x, stiffness: float = 1.0,
     if n < SERIAL_BELOW:
         return _gradient_serial(st, geo, sc)
     with parallel_chunksize(1):  # dynamic scheduling of the chunks (see ``_chunks``)
-        return _gradient_parallel(st, geo, sc, _chunks(n), _scratch_array("gradient", (n, 12)))
+        return _gradient_parallel(st, geo, sc, _chunks(n), scratch_array("gradient", (n, 12)))
 
 
 def barrier_potential_hessian(collisions, mesh, x, stiffness: float = 1.0, use_physical_barrier: bool = False,
@@ -364,7 +346,7 @@ def barrier_potential_hessian(collisions, mesh, x, stiffness: float = 1.0, use_p
         import scipy.sparse as sp
 
         return sp.csr_matrix((3 * n_vertices, 3 * n_vertices))
-    upper = _scratch_array("hessian", (n, 10, 3, 3))
+    upper = scratch_array("hessian", (n, 10, 3, 3))
     nverts = np.empty(n, np.int64)
     if n < SERIAL_BELOW:
         _hessian_range(st, geo, sc, method, 0, n, upper, nverts)
