@@ -164,3 +164,32 @@ def test_far_candidate_filter_changes_nothing(monkeypatch, area, improved):
             sets.append(ipcsim_stencil_dict(c, mesh))
     assert sets[:3] == sets[3:]
     assert all(len(s) > 0 for s in sets[1:3])
+
+
+def test_stable_radix_argsort_matches_numpy():
+    from ipcsim.contact.collisions import _stable_argsort
+
+    rng = np.random.default_rng(8)
+    for keys in (rng.integers(0, 50, 3000), rng.integers(0, 2**55, 3000), (rng.integers(0, 5, 3000) << 52) + rng.integers(0, 7, 3000),
+                 np.zeros(10, np.int64), np.zeros(0, np.int64)):
+        keys = keys.astype(np.int64)
+        work = np.empty((3, len(keys)), np.int64)
+        got_keys, perm = _stable_argsort(keys.copy(), work[0], work[1], work[2])
+        ref = np.argsort(keys, kind="stable")
+        np.testing.assert_array_equal(perm, ref)
+        np.testing.assert_array_equal(got_keys, keys[ref])
+
+
+def test_a_collision_set_does_not_change_when_the_next_is_built():
+    """build_collisions reuses its record buffers between calls; what it returns must be its own."""
+    v, f = two_sheets(12, 1e-3)
+    mesh = CollisionMesh.from_triangle_mesh(v, f)
+    x = mesh.rest_positions
+    first = build_collisions(mesh, x, 1e-3)
+    saved = {k: getattr(first, k).copy() for k in ("kind", "vertices", "primitives", "dtype", "eps_x", "weight")}
+    assert len(first) > 100
+    x2 = x + 1e-4 * np.random.default_rng(9).standard_normal(x.shape)
+    second = build_collisions(mesh, x2, 2e-3, use_improved_max_approximator=True)
+    assert len(second) != len(first)
+    for k, v in saved.items():
+        np.testing.assert_array_equal(getattr(first, k), v)
