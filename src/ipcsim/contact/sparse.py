@@ -187,7 +187,8 @@ def _pattern(verts, nverts, n_vertices, n_local, small=False):
     # the large arrays come from NumPy, not from inside the kernels: NumPy asks for transparent huge pages,
     # and page-faulting them in costs ~1/5 of 4 KiB pages (sheets benchmark: ~100 MB per Hessian)
     row_ptr = _count(verts, nverts, n_vertices)
-    col, src, ucol, slot = (np.empty(row_ptr[-1], np.int64) for _ in range(4))
+    small_ids = 16 * len(nverts) < 2**31 - 1 and n_vertices < 2**31 - 1  # int32 halves their memory traffic
+    col, src, ucol, slot = (np.empty(row_ptr[-1], np.int32 if small_ids else np.int64) for _ in range(4))
     _fill(verts, nverts, row_ptr, col, src)
     n_chunks = 1 if small else max(1, min(4 * get_num_threads(), n_vertices // 1024, len(col) // 16384))
     with parallel_chunksize(0 if small else 1):  # dynamic scheduling (see ROW_CHUNK) unless on one thread
