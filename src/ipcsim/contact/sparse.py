@@ -110,10 +110,11 @@ def _fill_indices(row_ptr, ucol, ucount, indptr, indices):
 
 @njit(cache=True, parallel=True)
 def _write_full(row_ptr, slot, src, ucount, local, indptr, data):
-    """data += the 3x3 blocks local[s, 3a:3a+3, 3b:3b+3] of every entry (row-parallel: no races)."""
+    """data = the sum of the 3x3 blocks local[s, 3a:3a+3, 3b:3b+3] of every entry (row-parallel: no races)."""
     for v in prange(len(ucount)):
         w = 3 * ucount[v]
         base = indptr[3 * v]
+        data[base:base + 3 * w] = 0.0  # zeroed here, while the rows are in cache (data comes uninitialised)
         for i in range(row_ptr[v], row_ptr[v + 1]):
             code = src[i]
             s = code // 16
@@ -131,10 +132,12 @@ UPPER_BLOCK = np.array([[0, 1, 2, 3], [1, 4, 5, 6], [2, 5, 7, 8], [3, 6, 8, 9]],
 
 @njit(cache=True, parallel=True)
 def _write_symmetric(row_ptr, slot, src, ucount, upper, indptr, data):
-    """data += block (a, b) of every entry from the upper blocks (b < a: transpose of block (b, a))."""
+    """data = the sum of block (a, b) of every entry, from the upper blocks (b < a: transpose of block (b, a));
+    row-parallel, each row zeroed first as in ``_write_full``."""
     for v in prange(len(ucount)):
         w = 3 * ucount[v]
         base = indptr[3 * v]
+        data[base:base + 3 * w] = 0.0
         for i in range(row_ptr[v], row_ptr[v + 1]):
             code = src[i]
             s = code // 16
@@ -198,7 +201,7 @@ def _pattern(verts, nverts, n_vertices, n_local, small=False):
     indices = np.empty(indptr[-1], np.int32 if fits32 else np.int64)
     with parallel_chunksize(0 if small else ROW_CHUNK):
         _fill_indices(row_ptr, ucol, ucount, indptr, indices)
-    return row_ptr, slot, src, ucount, indptr, indices, np.zeros(indptr[-1])
+    return row_ptr, slot, src, ucount, indptr, indices, np.empty(indptr[-1])
 
 
 def _to_csr(indptr, indices, data, n_vertices):
