@@ -378,6 +378,17 @@ def _stable_argsort(key, perm, key2, perm2):
     return key, perm
 
 
+@njit(cache=True, inline="always")
+def _group_weight(order, keys, rw, j):
+    """(summed weight, end) of the group of equal keys starting at sorted position j (records order[j:end])."""
+    w = rw[order[j]]
+    end = j + 1
+    while end < len(keys) and keys[end] == keys[j]:
+        w += rw[order[end]]
+        end += 1
+    return w, end
+
+
 @njit(cache=True)
 def _merge(rk, ri, rd, rw, re, edges, faces, n_vertices, n_edges, work):
     """Merge records of the same stencil (weights summed), drop zero weights, order by kind.
@@ -423,12 +434,7 @@ def _merge(rk, ri, rd, rw, re, edges, faces, n_vertices, n_edges, work):
     valid = 0  # stencils with a nonzero total weight
     j = 0
     while j < n:
-        w = rw[order[j]]
-        j2 = j + 1
-        while j2 < n and keys[j2] == keys[j]:
-            w += rw[order[j2]]
-            j2 += 1
-        j = j2
+        w, j = _group_weight(order, keys, rw, j)
         if w != 0.0:
             valid += 1
     out_kind = np.empty(valid, np.int64)
@@ -441,12 +447,7 @@ def _merge(rk, ri, rd, rw, re, edges, faces, n_vertices, n_edges, work):
     j = 0
     while j < n:
         r = order[j]
-        w = rw[r]
-        j2 = j + 1
-        while j2 < n and keys[j2] == keys[j]:
-            w += rw[order[j2]]
-            j2 += 1
-        j = j2
+        w, j = _group_weight(order, keys, rw, j)
         if w == 0.0:
             continue
         k = rk[r]

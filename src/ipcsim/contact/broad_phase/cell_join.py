@@ -88,7 +88,12 @@ def choose_cell_size(q_box, e_box):
     sweep axis; for boxes of zero size, about one box per column; never below 2^-19 of the scene's
     extent."""
     lo, hi = bounds(q_box, e_box)
-    axis = sweep_axis(lo, hi)
+    return _cell_size(q_box, e_box, lo, hi, sweep_axis(lo, hi))
+
+
+@nb.njit(cache=True)
+def _cell_size(q_box, e_box, lo, hi, axis):
+    """``choose_cell_size`` given the boxes' bounds [lo, hi] and the sweep axis."""
     extent = max(hi[(axis + 1) % 3] - lo[(axis + 1) % 3], hi[(axis + 2) % 3] - lo[(axis + 2) % 3])
     n = q_box.shape[0] + e_box.shape[0]
     h = CELL_FACTOR * max(mean_extent(q_box, axis), mean_extent(e_box, axis))
@@ -112,13 +117,15 @@ def _bucket_bits(n_columns, n_boxes):
 
 @nb.njit(cache=True)
 def _grids(q_data, e_data, self_query, h):
-    """Both column grids, their overflow and the sweep axis; doubles h while the overflow boxes would cost
-    much more than the grid."""
+    """Both column grids, their overflow and the sweep axis; h <= 0: ``choose_cell_size``; doubles h while the
+    overflow boxes would cost much more than the grid."""
     qbox, ebox = q_data[0], e_data[0]
     nq, ne = qbox.shape[0], ebox.shape[0]
     n_boxes = nq + (0 if self_query else ne)
     lo, hi = bounds(qbox, ebox[:0] if self_query else ebox)  # self: one pass
     axis = sweep_axis(lo, hi)
+    if not h > 0.0:
+        h = _cell_size(qbox, ebox[:0] if self_query else ebox, lo, hi, axis)
     n_bins = SORT_BINS_PER_BOX * n_boxes + 64
     extent = hi[axis] - lo[axis]
     sweep = (lo[axis], n_bins / extent if extent > 0.0 else 0.0, float(n_bins))
@@ -232,8 +239,6 @@ def cell_join_pairs(q_data, e_data, self_query, h, guess, n_chunks):
     Returns:
         (m, 2) int64 [query, element]. Excluded: pairs sharing a vertex id, pairs of two obstacles.
     """
-    if not h > 0.0:
-        h = choose_cell_size(q_data[0], e_data[0][:0] if self_query else e_data[0])  # self: one pass
     grids = _grids(q_data, e_data, self_query, h)
     cap = max(guess, 64)
     out, n = _all_pairs(grids, q_data, e_data, self_query, np.empty(cap, np.int64), cap, n_chunks)
