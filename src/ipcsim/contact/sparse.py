@@ -145,15 +145,15 @@ def _write_symmetric(row_ptr, slot, src, ucount, upper, indptr, data):
             b = code % 4
             off = base + 3 * slot[i]
             if a <= b:
-                blk = upper[s, UPPER_BLOCK[a, b]]
+                bi = UPPER_BLOCK[a, b]
                 for r in range(3):
                     for q in range(3):
-                        data[off + r * w + q] += blk[r, q]
+                        data[off + r * w + q] += upper[s, bi, r, q]
             else:
-                blk = upper[s, UPPER_BLOCK[b, a]]
+                bi = UPPER_BLOCK[b, a]
                 for r in range(3):
                     for q in range(3):
-                        data[off + r * w + q] += blk[q, r]
+                        data[off + r * w + q] += upper[s, bi, q, r]
 
 
 #: Rows per dynamically scheduled chunk of the row-parallel loops (``parallel_chunksize``): with the
