@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -27,7 +29,7 @@ def _edges_scene(parallel: bool):
 def _exactly_parallel_edges_scene():
     """Two exactly parallel codimensional edges 0.05 apart: |ea x eb|^2 == 0, so the mollifier and its
     gradient vanish and the stencil's value and gradient are exactly zero (the shortcut in
-    ``barrier_stencils._parallel_edges``), its Hessian b m' Hess|ea x eb|^2."""
+    ``barrier_stencils.parallel_edges``), its Hessian b m' Hess|ea x eb|^2."""
     v = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.25, 0.0, 0.05], [1.25, 0.0, 0.05]])
     return CollisionMesh.from_edges(v, [[0, 1], [2, 3]])
 
@@ -111,6 +113,12 @@ def test_exactly_parallel_edges_shortcut():
         h_ref = b.hessian(c, cm, x, theirs).toarray()
         ha = barrier_potential_hessian(col, mesh, x, kappa, project=ours).toarray()
         assert np.abs(ha - h_ref).max() <= 1e-12 * np.abs(h_ref).max(), ours
+    # a negative weight (improved max approximator) makes it negative semi-definite: its projection is zero
+    neg = dataclasses.replace(col, weight=-col.weight)
+    assert np.array_equal(barrier_potential_hessian(neg, mesh, x, kappa).toarray(), -h)
+    assert np.all(barrier_potential_hessian(neg, mesh, x, kappa, project="analytic").toarray() == 0.0)
+    hc = barrier_potential_hessian(neg, mesh, x, kappa, project="clamp").toarray()
+    assert np.abs(hc).max() <= 1e-12 * np.abs(h).max()
 
 
 @pytest.mark.parametrize("name", list(SCENES))

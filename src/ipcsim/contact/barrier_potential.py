@@ -25,7 +25,8 @@ import numpy as np
 from numba import get_num_threads, njit, parallel_chunksize, prange
 
 from . import psd
-from .barrier_stencils import FORM_BARRIER, FORM_PARALLEL, local_gradient, local_hessian, local_value
+from .barrier_stencils import (FORM_BARRIER, FORM_PARALLEL, cross_squarednorm_blocks, local_gradient, local_hessian,
+                               local_value, parallel_edges, parallel_edges_coefficient)
 from .collisions_data import EE, EV, FV, PV, STENCIL_SIZE, VV
 from .distance.edge_edge import edge_edge_distance_squared
 from .distance.point_line import point_line_distance_squared
@@ -242,6 +243,31 @@ def _store_upper(h, k, upper, c):
                     upper[c, blk, r, q] = h[3 * a + r, 3 * b + q]
 
 
+#: Sign of stencil vertex a in the edge differences (u, v) = (ea1 - ea0, eb1 - eb0).
+_EDGE_SIGN = np.array([-1.0, 1.0, -1.0, 1.0])
+
+
+@njit(cache=True)
+def _store_parallel_edges(c4, u, v, method, upper, c):
+    """Exactly parallel mollified edges (FORM_PARALLEL): h = c4 Hess|u x v|^2 (n = u x v = 0), written straight
+    into the upper blocks: block (a, b) = sign_a sign_b G_{a // 2, b // 2} with G = c4 [[H_uu, H_uv], [H_vu, H_vv]]
+    (``barrier_stencils.cross_squarednorm_blocks``). Hess|u x v|^2 is PSD, so the analytic projection keeps
+    c4 >= 0 and zeroes the stencil otherwise (as ``_project_local`` does for this form)."""
+    if method == psd.PROJECT_ANALYTIC and c4 < 0.0:
+        c4 = 0.0
+    uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2]
+    vv = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
+    uv = u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
+    z = (0.0, 0.0, 0.0)
+    for r in range(3):
+        for q in range(3):
+            huu, hvv, huv = cross_squarednorm_blocks(c4, u, v, z, uu, vv, uv, r, q)
+            for a in range(4):
+                for b in range(a, 4):
+                    g = huu if b < 2 else (huv if a < 2 else hvv)
+                    upper[c, UPPER_BLOCK[a, b], r, q] = _EDGE_SIGN[a] * _EDGE_SIGN[b] * g
+
+
 @njit(cache=True)
 def _hessian_range(st, geo, sc, method, lo, hi, upper, nverts):
     kind, verts, prims, dtype, eps_x, weight = st
@@ -250,16 +276,25 @@ def _hessian_range(st, geo, sc, method, lo, hi, upper, nverts):
     h = np.empty((12, 12))
     ws = psd.make_workspace()
     v = np.empty(4, np.int64)  # private copies: no per-stencil views (see ``_accumulate_range``)
+    # exactly parallel mollified edges skip the 12x12 local matrix: their projection is known (see
+    # ``_store_parallel_edges``); 'clamp' / 'abs' keep the general path (a full eigen-decomposition each)
+    direct = method == psd.PROJECT_NONE or method == psd.PROJECT_ANALYTIC
     for c in range(lo, hi):
         for a in range(4):
             v[a] = verts[c, a]
+        k = STENCIL_SIZE[kind[c]]
+        nverts[c] = k
+        if direct and kind[c] == EE:
+            par, d2, u, vv, _ = parallel_edges(kind[c], v, dtype[c], eps_x[c], x, sc[0])
+            if par:
+                c4 = parallel_edges_coefficient(d2, eps_x[c], sc[0], sc[1] * weight[c])
+                _store_parallel_edges(c4, u, vv, method, upper, c)
+                continue
         active, c1, c2, form = local_hessian(kind[c], v, prims[c, 0], dtype[c], eps_x[c], x, plane_o,
                                              plane_n, sc[0], sc[1] * weight[c], h, g)
         if active:
             _project_local(kind[c], v, dtype[c], x, h, c1, c2, form, method, ws)
-        k = STENCIL_SIZE[kind[c]]
         _store_upper(h, k, upper, c)
-        nverts[c] = k
 
 
 @njit(cache=True, parallel=True)

@@ -82,23 +82,29 @@ def _skew(n, a, b):
     return -n[1] if b == 0 else n[0]
 
 
+@njit(cache=True, inline="always")
+def cross_squarednorm_blocks(coef, u, v, n, uu, vv, uv, a, b):
+    """Entry (a, b) of coef * (H_uu, H_vv, H_uv), the blocks of Hess c_x in (u, v) (c_x = |u x v|^2, n = u x v,
+    uu = |u|^2, vv = |v|^2, uv = u . v): H_uu = 2 (|v|^2 I - v v^T), H_vv = 2 (|u|^2 I - u u^T),
+    H_uv = 2 (u v^T - (u.v) I - [n]x)."""
+    c2 = 2.0 * coef
+    dab = 1.0 if a == b else 0.0
+    return (c2 * (vv * dab - v[a] * v[b]), c2 * (uu * dab - u[a] * u[b]),
+            c2 * (u[a] * v[b] - uv * dab - _skew(n, a, b)))
+
+
 @njit(cache=True)
 def add_cross_squarednorm_hessian(h, coef, u, v, n):
     """h[:12, :12] += coef * Hess c_x w.r.t. (ea0, ea1, eb0, eb1), c_x = |u x v|^2.
 
-    In (u, v): H_uu = 2 (|v|^2 I - v v^T), H_vv = 2 (|u|^2 I - u u^T),
-    H_uv = 2 (u v^T - (u.v) I - [n]x), H_vu = H_uv^T; d/dea0 = -d/du and d/deb0 = -d/dv.
+    In (u, v) the blocks of ``cross_squarednorm_blocks``, H_vu = H_uv^T; d/dea0 = -d/du and d/deb0 = -d/dv.
     """
     uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2]
     vv = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
     uv = u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
-    c2 = 2.0 * coef
     for a in range(3):
         for b in range(3):
-            dab = 1.0 if a == b else 0.0
-            huu = c2 * (vv * dab - v[a] * v[b])
-            hvv = c2 * (uu * dab - u[a] * u[b])
-            huv = c2 * (u[a] * v[b] - uv * dab - _skew(n, a, b))
+            huu, hvv, huv = cross_squarednorm_blocks(coef, u, v, n, uu, vv, uv, a, b)
             h[a, b] += huu
             h[a, 3 + b] -= huu
             h[3 + a, b] -= huu
@@ -187,7 +193,7 @@ FORM_PARALLEL = 2
 
 
 @njit(cache=True, inline="always")
-def _parallel_edges(kind, v, dtype, eps_x, x, dhat2):
+def parallel_edges(kind, v, dtype, eps_x, x, dhat2):
     """For exactly parallel mollified edges (EE with |ea x eb|^2 == 0 < eps_x): (True, d2, u, v, n);
     (False, ...) otherwise. There m = 0 and grad |ea x eb|^2 = 0, so the stencil's value and gradient
     are exactly zero and its Hessian is sw b m' Hess|ea x eb|^2 (FORM_PARALLEL): callers skip the
@@ -203,6 +209,17 @@ def _parallel_edges(kind, v, dtype, eps_x, x, dhat2):
     if not d2 > 0.0:
         return False, 0.0, z, z, z
     return True, d2, u, vv, nn
+
+
+@njit(cache=True, inline="always")
+def parallel_edges_coefficient(d2, eps_x, dhat2, sw):
+    """c4 = sw b(d2) m'(0) of exactly parallel mollified edges at squared distance d2 (their Hessian is
+    c4 Hess|ea x eb|^2, FORM_PARALLEL); 0 when inactive (d2 >= dhat2)."""
+    if not d2 < dhat2:
+        return 0.0
+    b, _, _ = barrier_and_derivatives(d2, dhat2)
+    _, dm, _ = mollifier_scalars(0.0, eps_x)
+    return sw * b * dm
 
 
 @njit(cache=True)
@@ -224,7 +241,7 @@ def local_value(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, g)
 def local_gradient(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, g):
     """Writes grad P_c [kappa s w m^3] into g[:3k] (zeros when inactive); returns P_c."""
     n = 3 * (2 if kind == VV else 3 if kind == EV else 1 if kind == PV else 4)
-    par, _, _, _, _ = _parallel_edges(kind, v, dtype, eps_x, x, dhat2)
+    par, _, _, _, _ = parallel_edges(kind, v, dtype, eps_x, x, dhat2)
     if par:  # m = 0 and grad m = 0: value and gradient are exactly zero
         for i in range(12):
             g[i] = 0.0
@@ -262,16 +279,14 @@ def local_hessian(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, 
     for exactly parallel mollified edges h = c1 H_c (c2 = 0); c1 = c2 = 0 otherwise.
     """
     n = 3 * (2 if kind == VV else 3 if kind == EV else 1 if kind == PV else 4)
-    par, d2, u, vv, nn = _parallel_edges(kind, v, dtype, eps_x, x, dhat2)
+    par, d2, u, vv, nn = parallel_edges(kind, v, dtype, eps_x, x, dhat2)
     if par:  # h = c4 H_c (see FORM_PARALLEL)
         for i in range(12):
             for j in range(12):
                 h[i, j] = 0.0
         if not d2 < dhat2:
             return False, 0.0, 0.0, FORM_GENERAL
-        b, _, _ = barrier_and_derivatives(d2, dhat2)
-        _, dm, _ = mollifier_scalars(0.0, eps_x)
-        c4 = sw * b * dm
+        c4 = parallel_edges_coefficient(d2, eps_x, dhat2, sw)
         add_cross_squarednorm_hessian(h, c4, u, vv, nn)
         return True, c4, 0.0, FORM_PARALLEL
     d2 = stencil_d2_gradient(kind, v, plane, dtype, x, plane_o, plane_n, g)
