@@ -144,6 +144,8 @@ def _write_symmetric(row_ptr, slot, src, ucount, upper, indptr, data):
             a = (code // 4) % 4
             b = code % 4
             off = base + 3 * slot[i]
+            # indexed reads: a view upper[s, bi] per entry would update the shared array's reference count
+            # atomically, which cost a third of this loop on the sheets benchmark
             if a <= b:
                 bi = UPPER_BLOCK[a, b]
                 for r in range(3):
