@@ -38,7 +38,6 @@ from ipcsim.contact.broad_phase import build_candidates
 from ipcsim.energies.materials import elastic_gradient_and_hessian_blocks
 from ipcsim.geometry.mesh_io import read_mesh
 from ipcsim.model import ModelBuilder
-from ipcsim.solvers.boundary import DofMap
 from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
 from ipcsim.solvers.linear import PardisoSPD, available_backends, solve_spd
 from ipcsim.solvers.reduction import SystemMatrix
@@ -123,12 +122,10 @@ def newton_system(solver: ImplicitEulerSolver, state, h: float):
     """(SystemMatrix, gradient (3n,), free (3n,) bool) of the incremental potential at the state's x."""
     m = solver.model
     x = state.x
-    x_hat = x + h * state.v
     cand = build_candidates(m.collision_mesh, solver._surface(x), None, inflation_radius=0.5 * solver.contact.dhat)
-    f_ext = m.mass[:, None] * m.gravity
-    solver._fc, solver._damping, solver._xs_lag = None, None, solver._surface(x)
-    grad, hess, _ = solver._gradient_hessian(x, x_hat, h, cand, f_ext)
-    free = DofMap.free_coordinates(m.control.prescribed_mask(m.fixed, state.t, state.t + h))
+    pot = solver.potential(state, h)
+    grad, hess, _ = pot.gradient_hessian(pot.evaluation(x, cand))
+    free = ~np.repeat(m.control.prescribed_mask(m.fixed, state.t, state.t + h), 3)
     return hess, grad, free
 
 
@@ -160,7 +157,7 @@ def bench_bunnies(data: Path, n_bunnies: int, scale: float, steps: int, h: float
     solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-2), sanity_check=False)
     t0 = time.perf_counter()
     new = state.copy()
-    st = solver.step(state, new, h)
+    st = solver.step(state, new, None, h)
     state = new
     print(f"  warm-up step: {time.perf_counter() - t0:.2f} s, {st.newton_iterations} Newton iterations, "
           f"{st.n_contacts} contacts")
@@ -169,7 +166,7 @@ def bench_bunnies(data: Path, n_bunnies: int, scale: float, steps: int, h: float
     for k in range(steps):
         new = state.copy()
         t0 = time.perf_counter()
-        st = solver.step(state, new, h)
+        st = solver.step(state, new, None, h)
         wall = time.perf_counter() - t0
         state = new
         total_time += wall
@@ -267,7 +264,7 @@ def old_linear_algebra(solver, x, wp, diagonal, surface_terms, free, rhs):
     he = sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(n3, n3))
     hess = wp * he + sp.diags(diagonal)
     for w, c in surface_terms:
-        hess = hess + w * solver.dofs.pull_hessian(c)
+        hess = hess + w * m.surface_map.pull_hessian(c)
     hess = hess.tocsr()
     # a fresh solver: pypardiso.spsolve would skip the factorisation of a matrix it has just factorised
     return pypardiso.PyPardisoSolver().solve(hess[free][:, free], rhs)
@@ -276,7 +273,7 @@ def old_linear_algebra(solver, x, wp, diagonal, surface_terms, free, rhs):
 def new_linear_algebra(solver, x, wp, diagonal, surface_terms, free, rhs):
     """The current code: fixed-pattern elastic assembly, SystemMatrix.free_block, solve_spd (analysis reuse)."""
     _, he = solver.elastic.gradient_and_hessian(x)
-    hess = SystemMatrix(solver.dofs, he, wp, diagonal)
+    hess = SystemMatrix(solver.model.surface_map, he, wp, diagonal, solver.patterns)
     for w, c in surface_terms:
         hess.add_surface(w, c)
     return solve_spd(hess.free_block(free), rhs)
@@ -304,7 +301,7 @@ def bench_old_vs_new(solver, state, h, repeats: int):
         t0 = time.perf_counter()
         _, he = solver.elastic.gradient_and_hessian(x)
         t1 = time.perf_counter()
-        sm = SystemMatrix(solver.dofs, he, wp, hess.diagonal_term)
+        sm = SystemMatrix(solver.model.surface_map, he, wp, hess.diagonal_term, solver.patterns)
         for w, c in hess.surface_terms:
             sm.add_surface(w, c)
         a = sm.free_block(free)
@@ -334,13 +331,13 @@ def bench_scaling(data: Path, steps: int, h: float, min_seconds: float = 2.0):
         model, state = cantilever(v, t)
         solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-2), sanity_check=False)
         new = state.copy()
-        solver.step(state, new, h)
+        solver.step(state, new, None, h)
         state = new
         samples, total, iters = [], 0.0, 0
         while len(samples) < steps or total < min_seconds:
             new = state.copy()
             t0 = time.perf_counter()
-            st = solver.step(state, new, h)
+            st = solver.step(state, new, None, h)
             wall = time.perf_counter() - t0
             total += wall
             iters += st.newton_iterations

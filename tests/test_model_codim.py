@@ -58,7 +58,7 @@ def test_cube_rests_on_crossed_segments_without_intersection():
     tk = ipctk.CollisionMesh(mesh.rest_positions, mesh.edges.astype(np.int32), mesh.faces.astype(np.int32))
     for _ in range(5):
         new = state.copy()
-        stats = solver.step(state, new, 0.02)
+        stats = solver.step(state, new, None, 0.02)
         state = new
         xs = mesh.surface_positions(state.x)
         assert not has_intersections(mesh, xs) and not ipctk.has_intersections(tk, xs)

@@ -21,7 +21,7 @@ def test_readme_json_scene_builds_and_steps():
     sim = scene.build()
     assert len(sim.model.tets) > 6 and scene.data["friction"]["mu"] == 0.1
     new = sim.state.copy()
-    sim.solver.step(sim.state, new, sim.dt)
+    sim.solver.step(sim.state, new, None, sim.dt)
     assert np.all(np.isfinite(new.x)) and new.t == sim.dt
 
 

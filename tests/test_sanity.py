@@ -74,7 +74,7 @@ def test_solver_checks_the_scene_before_its_first_step():
 
     model, state = _cube_scene(second=(0.05, 0.05, 0.05))
     with pytest.raises(ValueError, match="initial intersection"):
-        ImplicitEulerSolver(model).step(state, state.copy(), 0.01)
+        ImplicitEulerSolver(model).step(state, state.copy(), None, 0.01)
 
 
 def test_vertex_fans_detect_two_tets_touching_at_a_vertex():

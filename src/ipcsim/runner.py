@@ -9,7 +9,7 @@ output directory (layout in docs/output.md):
 
 Every file is written atomically (``ipcsim.io_frames``). A run resumed from its checkpoint reproduces the
 frames of an uninterrupted run bit for bit: the state (positions, velocities, acceleration, time) is the whole
-memory of a step (``ImplicitEulerSolver.step`` starts by dropping the caches it keeps across steps), and
+memory of a step (``NewtonSolver.step`` starts by dropping the caches it keeps across steps), and
 stats.csv is cut back to the checkpoint's step.
 """
 from __future__ import annotations
@@ -169,9 +169,9 @@ class _Output:
 
     def frame(self, index: int, state) -> None:
         """Write frame ``index`` of ``state``."""
-        mesh, out = self.sim.model.collision_mesh, self.opts.out_dir
-        io_frames.write_ply(frame_path(out, "surface", index), mesh.surface_positions(state.x), self.faces,
-                            self.vertex_body)
+        out = self.opts.out_dir
+        io_frames.write_ply(frame_path(out, "surface", index), self.sim.model.surface_positions(state.x),
+                            self.faces, self.vertex_body)
         if self.opts.volume and len(self.sim.model.tets):
             m = self.sim.model
             x = state.x[:self.n_body_vertices]
@@ -301,7 +301,7 @@ def run(sim: Simulation, opts: RunOptions, scene_data: dict | None = None) -> Ru
         for k in range(first + 1, n_steps + 1):
             t0 = time.perf_counter()
             new = state.copy()
-            st = sim.solver.step(state, new, sim.dt)
+            st = sim.solver.step(state, new, None, sim.dt)
             state = new
             wall = time.perf_counter() - t0
             if k % opts.every == 0:

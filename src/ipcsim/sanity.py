@@ -40,11 +40,13 @@ class SanityReport:
 
 
 def vertex_body(model) -> np.ndarray:
-    """(n,) int64 body id of every full vertex (bodies, then obstacles; -1 for a vertex in no tet and not on
-    the collision surface)."""
+    """(n,) int64 body id of every node (bodies, then obstacles; -1 for a node in no tet that no collision
+    vertex depends on)."""
     body = np.full(model.n_vertices, -1, np.int64)
-    mesh = model.collision_mesh
-    body[mesh.full_vertex_index] = mesh.body
+    mesh, jmap = model.collision_mesh, model.surface_map
+    for a in range(jmap.width):  # the nodes each surface vertex depends on belong to its body
+        used = jmap.weights[:, a] != 0.0
+        body[jmap.nodes[used, a]] = mesh.body[used]
     # interior vertices: take the body of a surface vertex of the same tet (tets never span bodies)
     for _ in range(4):
         unknown = body[model.tets] < 0
@@ -167,7 +169,7 @@ def check_quasi_static_support(model, x: np.ndarray, prescribed: np.ndarray, dha
     mesh = model.collision_mesh
     body = vertex_body(model)
     held = set(body[np.asarray(prescribed, bool) & ~model.is_obstacle].tolist())
-    xs = mesh.surface_positions(x)
+    xs = model.surface_positions(x)
     coll = build_collisions(mesh, xs, dhat)
     v = coll.vertices[coll.vertices >= 0] if len(coll) else np.zeros(0, np.int64)
     touching = set(mesh.body[v].tolist())
@@ -194,7 +196,7 @@ def check_scene(model, state, dhat: float | None = None, *, raise_on_error: bool
         raise ValueError(f"state.x must be a finite ({model.n_vertices}, 3) array, got shape {x.shape}")
     report = SanityReport()
     mesh = model.collision_mesh
-    xs = mesh.surface_positions(x)
+    xs = model.surface_positions(x)
     check_tets(model, x, report)
     check_manifold(mesh, report)
     check_intersections(mesh, xs, report)

@@ -35,7 +35,7 @@ def _step(sim, n):
     state = sim.state
     for _ in range(n):
         new = state.copy()
-        stats = sim.solver.step(state, new, sim.dt)
+        stats = sim.solver.step(state, new, None, sim.dt)
         state = new
     return state, stats
 
@@ -425,7 +425,7 @@ def test_rotating_segments_follow_ipcs_recorded_trajectory(shared_data):
     state = sim.state
     for n in range(1, 4):
         new = state.copy()
-        sim.solver.step(state, new, sim.dt)
+        sim.solver.step(state, new, None, sim.dt)
         state = new
         np.testing.assert_allclose(state.x[obstacle], read_seg(seq / f"{n}.seg")[0], rtol=0, atol=1e-9)
 

@@ -9,7 +9,7 @@ import pytest
 from ipcsim.geometry.mesh_io import load_tet_mesh
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.scene import Scene, SceneError, load_scene
-from ipcsim.solvers.implicit_euler import ImplicitEulerSolver
+from ipcsim.solvers.implicit_euler import ImplicitEulerSolver, NewtonSolver, make_solver
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "scenes"
@@ -20,10 +20,10 @@ def has_param(func, name: str) -> bool:
     return name in inspect.signature(func).parameters
 
 
-needs_newmark = pytest.mark.skipif(not has_param(ImplicitEulerSolver, "integrator"),
-                                   reason="needs ImplicitEulerSolver(integrator=, newmark_beta=, newmark_gamma=)")
-needs_damping = pytest.mark.skipif(not has_param(ImplicitEulerSolver, "damping_ratio"),
-                                   reason="needs ImplicitEulerSolver(damping_ratio=)")
+needs_newmark = pytest.mark.skipif(not has_param(make_solver, "integrator"),
+                                   reason="needs make_solver(integrator=, newmark_beta=, newmark_gamma=)")
+needs_damping = pytest.mark.skipif(not has_param(NewtonSolver, "damping_ratio"),
+                                   reason="needs NewtonSolver(damping_ratio=)")
 needs_acceleration = pytest.mark.skipif(not has_param(ModelBuilder.add_neumann, "acceleration"),
                                         reason="needs ModelBuilder.add_neumann(acceleration=)")
 needs_keyframes = pytest.mark.skipif(not has_param(ModelBuilder.add_obstacle, "keyframes"),

@@ -50,7 +50,7 @@ def test_example_loads_builds_and_steps(path):
         warnings.simplefilter("error", SanityWarning)  # no body starts closer than dhat to another
         for _ in range(2):
             new = state.copy()
-            stats = sim.solver.step(state, new, sim.dt)
+            stats = sim.solver.step(state, new, None, sim.dt)
             state = new
             assert stats.converged, path.name
             assert not has_intersections(mesh, mesh.surface_positions(state.x)), path.name

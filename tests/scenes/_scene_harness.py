@@ -80,7 +80,7 @@ def run_scene(model, state, solver, h: float, n_steps: int, name: str, on_step=N
     for k in range(1, n_steps + 1):
         new = state.copy()
         t0 = time.perf_counter()
-        stats = solver.step(state, new, h)
+        stats = solver.step(state, new, None, h)
         record.solver_time += time.perf_counter() - t0
         state = new
         record.newton_iterations.append(stats.newton_iterations)

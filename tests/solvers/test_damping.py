@@ -5,8 +5,9 @@ import pytest
 
 from ipcsim.contact.broad_phase import build_candidates
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver, make_solver
 from ipcsim.solvers.integrators import LaggedRayleighDamping, damping_stiffness
+from ipcsim.solvers.terms import DampingTerm, IncrementalPotential
 
 H = 0.01
 
@@ -26,7 +27,7 @@ def _run(solver, state, h, steps):
     out = []
     for _ in range(steps):
         new = state.copy()
-        assert solver.step(state, new, h).converged
+        assert solver.step(state, new, None, h).converged
         state = new
         out.append(state)
     return out
@@ -75,27 +76,24 @@ def test_incremental_potential_with_damping_matches_finite_differences(integrato
     b.add_ground(0.0)
     model, state = b.finalize()
     ratio = 0.4
-    solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-3, kappa=1e5), integrator=integrator,
+    solver = make_solver(model, ContactParameters(dhat=1e-3, kappa=1e5), integrator=integrator,
                                  friction=FrictionParameters(mu=0.4), damping_ratio=ratio)
     x_t = state.x.copy()
     x_t[:, 1] += rng.normal(scale=5e-5, size=len(x_t))
     _, k_t = solver.elastic.gradient_and_hessian(x_t)
-    solver._xs_lag = solver._surface(x_t)
-    solver._lag_friction(x_t, H)
-    solver._damping = LaggedRayleighDamping.from_ratio(k_t, x_t, ratio, H)
-    x_hat = x_t + H * rng.normal(scale=0.1, size=x_t.shape)
+    state.x = x_t
+    state.v = rng.normal(scale=0.1, size=x_t.shape)  # the predictor x_hat = x_t + H v (a = 0)
+    damped = solver.potential(state, H)  # friction lagged and damping matrix taken at x_t
+    undamped = IncrementalPotential([t for t in damped.terms if not isinstance(t, DampingTerm)],
+                                    damped.surface_map)
     x = x_t + rng.normal(scale=2e-5, size=x_t.shape) + [1.5e-5, 0.0, 0.0]
     x[:, 1] = np.maximum(x[:, 1], 2e-4)
-    f_ext = model.mass[:, None] * model.gravity
     cand = build_candidates(model.collision_mesh, solver._surface(x), None, inflation_radius=1e-3)
     # the damping term is added unweighted (IPC): 1/2 (0.75 ratio h^2) dx^T K_t dx on top of the undamped E
-    e = solver.energy(x, x_hat, H, cand, f_ext)
-    damping = solver._damping
-    solver._damping = None
-    e_undamped = solver.energy(x, x_hat, H, cand, f_ext)
-    g_undamped, h_undamped, _ = solver._gradient_hessian(x, x_hat, H, cand, f_ext)
-    solver._damping = damping
-    g_damped, h_damped, _ = solver._gradient_hessian(x, x_hat, H, cand, f_ext)
+    e = damped.energy(damped.evaluation(x, cand))
+    e_undamped = undamped.energy(undamped.evaluation(x, cand))
+    g_undamped, h_undamped, _ = undamped.gradient_hessian(undamped.evaluation(x, cand))
+    g_damped, h_damped, _ = damped.gradient_hessian(damped.evaluation(x, cand))
     c = 0.75 * ratio * H ** 2
     np.testing.assert_allclose(g_damped - g_undamped, c * (k_t @ (x - x_t).ravel()), rtol=1e-9,
                                atol=1e-12 * np.abs(g_damped).max())
@@ -104,13 +102,13 @@ def test_incremental_potential_with_damping_matches_finite_differences(integrato
                                atol=1e-12 * np.abs(h_damped).max())
     dx = (x - x_t).ravel()
     assert e - e_undamped == pytest.approx(0.5 * 0.75 * ratio * H ** 2 * dx @ (k_t @ dx), rel=1e-6)
-    grad, hess, _ = solver._gradient_hessian(x, x_hat, H, cand, f_ext)
+    grad, hess, _ = damped.gradient_hessian(damped.evaluation(x, cand))
     d = rng.normal(size=x.shape)
     eps = 1e-8
-    fd = (solver.energy(x + eps * d, x_hat, H, cand, f_ext) - solver.energy(x - eps * d, x_hat, H, cand, f_ext))
+    fd = (damped.energy(damped.evaluation(x + eps * d, cand)) - damped.energy(damped.evaluation(x - eps * d, cand)))
     assert fd / (2 * eps) == pytest.approx(grad @ d.ravel(), rel=1e-5)
-    g_p, _, _ = solver._gradient_hessian(x + eps * d, x_hat, H, cand, f_ext)
-    g_m, _, _ = solver._gradient_hessian(x - eps * d, x_hat, H, cand, f_ext)
+    g_p, _, _ = damped.gradient_hessian(damped.evaluation(x + eps * d, cand))
+    g_m, _, _ = damped.gradient_hessian(damped.evaluation(x - eps * d, cand))
     np.testing.assert_allclose(hess @ d.ravel(), (g_p - g_m) / (2 * eps), rtol=1e-4,
                                atol=1e-5 * np.abs(hess @ d.ravel()).max())
 
@@ -118,7 +116,7 @@ def test_incremental_potential_with_damping_matches_finite_differences(integrato
 @pytest.mark.parametrize("integrator", ["implicit_euler", "newmark"])
 def test_damping_ratio_zero_is_no_damping_exactly(integrator, rng):
     model, state = _vibrating_cube(rng)
-    runs = [_run(ImplicitEulerSolver(model, tol=1e-6, integrator=integrator, **kw), state, 2e-3, 5)[-1]
+    runs = [_run(make_solver(model, tol=1e-6, integrator=integrator, **kw), state, 2e-3, 5)[-1]
             for kw in ({}, {"damping_ratio": 0.0}, {"damping_ratio": 1e-3})]
     np.testing.assert_array_equal(runs[1].x, runs[0].x)
     np.testing.assert_array_equal(runs[1].v, runs[0].v)
@@ -131,7 +129,7 @@ def test_damping_dissipates_vibration_energy_monotonically(integrator, rng):
     model, state0 = _vibrating_cube(rng)
     energy = {}
     for ratio in (0.0, 0.1):
-        solver = ImplicitEulerSolver(model, tol=1e-6, integrator=integrator, damping_ratio=ratio)
+        solver = make_solver(model, tol=1e-6, integrator=integrator, damping_ratio=ratio)
         e0 = _total_energy(solver, state0)
         energy[ratio] = np.array([e0] + [_total_energy(solver, s) for s in _run(solver, state0, 2e-3, 40)]) / e0
     assert np.all(np.diff(energy[0.1]) < 0.0)
@@ -145,7 +143,7 @@ def test_damping_dissipates_vibration_energy_monotonically(integrator, rng):
 def test_damping_leaves_a_rigid_translation_alone(integrator):
     model, state = _cube()
     state.v[:] = [0.4, -0.3, 0.2]
-    solver = ImplicitEulerSolver(model, tol=1e-8, integrator=integrator, damping_ratio=1.0)
+    solver = make_solver(model, tol=1e-8, integrator=integrator, damping_ratio=1.0)
     end = _run(solver, state, H, 5)[-1]
     np.testing.assert_allclose(end.v, state.v, atol=1e-12)
     np.testing.assert_allclose(end.x, state.x + 5 * H * state.v, atol=1e-12)

@@ -8,7 +8,6 @@ import scipy.sparse as sp
 from ipcsim.contact.broad_phase import build_candidates
 from ipcsim.energies.materials import elastic_gradient_and_hessian_blocks
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.boundary import DofMap
 from ipcsim.solvers.elastic import ElasticTerm
 from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
 from ipcsim.solvers.reduction import SystemMatrix
@@ -83,13 +82,11 @@ def _newton_matrix(rng, friction: bool):
     model, state, x = _scene(rng)
     solver = ImplicitEulerSolver(model, ContactParameters(dhat=DHAT, kappa=1e5),
                                  friction=FrictionParameters(mu=0.3) if friction else None, sanity_check=False)
-    solver._xs_lag = solver._surface(state.x)
-    if friction:
-        solver._lag_friction(state.x, H)
+    state.v = (x + 1e-4 - state.x) / H  # the predictor x_hat = x + 1e-4
+    pot = solver.potential(state, H)  # friction (if any) lagged at state.x
     cand = build_candidates(model.collision_mesh, solver._surface(x), None, inflation_radius=DHAT)
-    f_ext = model.mass[:, None] * model.gravity
-    grad, hess, _ = solver._gradient_hessian(x, x + 1e-4, H, cand, f_ext)
-    free = DofMap.free_coordinates(model.fixed)
+    grad, hess, _ = pot.gradient_hessian(pot.evaluation(x, cand))
+    free = ~np.repeat(model.fixed, 3)
     return solver, hess, free
 
 
@@ -104,7 +101,7 @@ def test_free_block_equals_scipy_slicing_with_contact(rng, friction):
     assert a.shape == ref.shape and a.has_canonical_format
     assert _rel(a, ref) <= 1e-12
     # contact between the two bodies adds entries outside the elastic pattern: the pattern grew
-    assert solver.dofs.free_pattern.n_surface_entries > 0
+    assert solver.patterns.pattern.n_surface_entries > 0
     # products: H v (full) and the prescribed coupling H_fp p_p
     v = rng.normal(size=full.shape[0])
     np.testing.assert_allclose(hess @ v, full @ v, rtol=1e-12, atol=1e-12 * np.abs(full @ v).max())
@@ -117,15 +114,16 @@ def test_free_block_equals_scipy_slicing_with_contact(rng, friction):
 def test_free_block_without_contact_and_pattern_reuse(rng):
     solver, hess, free = _newton_matrix(rng, False)
     e = hess.elastic
-    plain = SystemMatrix(solver.dofs, e, hess.elastic_weight, hess.diagonal_term)  # no contact term
+    plain = SystemMatrix(solver.model.surface_map, e, hess.elastic_weight, hess.diagonal_term,
+                         solver.patterns)  # no contact term
     a0 = plain.free_block(free)
     ref0 = plain.tocsr()[free][:, free]
     assert _rel(a0, ref0) <= 1e-12
-    pat0 = solver.dofs.free_pattern
+    pat0 = solver.patterns.pattern
     assert pat0.n_surface_entries == 0
     # same mask and terms again: the very same pattern object (what lets the factorisation reuse its analysis)
     a1 = plain.free_block(free)
-    assert a1.indices is a0.indices and solver.dofs.free_pattern is pat0
+    assert a1.indices is a0.indices and solver.patterns.pattern is pat0
     # contact entries outside the pattern: it grows; afterwards a contact-free matrix keeps the grown pattern
     a2 = hess.free_block(free)
     assert a2.nnz > a0.nnz and a2.indices is not a0.indices

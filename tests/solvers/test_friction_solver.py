@@ -35,7 +35,7 @@ def _run(mu, steps, ground_mu=None, lagging=1):
     s, v = [], []
     for _ in range(steps):
         new = state.copy()
-        stats = solver.step(state, new, H)
+        stats = solver.step(state, new, None, H)
         state = new
         assert stats.converged
         assert stats.n_friction > 0 and stats.lagging_iterations == lagging
@@ -103,7 +103,7 @@ def test_moving_obstacle_drags_a_resting_cube_by_friction():
     vx = []
     for _ in range(26):
         new = state.copy()
-        assert solver.step(state, new, H).converged
+        assert solver.step(state, new, None, H).converged
         state = new
         vx.append(float(w @ state.v[:n, 0]))
     vx = np.array(vx)

@@ -6,7 +6,7 @@ from ipcsim.contact.intersection import has_intersections
 from ipcsim.demo import two_cubes_on_ground
 from ipcsim.energies.surface_check import count_inverted_tets
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
+from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver, make_solver
 
 
 def _single_cube(gravity=(0.0, -9.81, 0.0), velocity=(0.0, 0.0, 0.0), material="NH"):
@@ -23,7 +23,7 @@ def test_free_fall_matches_backward_euler_exactly():
     x_ref, v_ref = state.x.copy(), state.v.copy()
     for _ in range(10):
         new = state.copy()
-        solver.step(state, new, h)
+        solver.step(state, new, None, h)
         state = new
         v_ref = v_ref + h * g  # backward Euler: v_{k+1} = v_k + h g, x_{k+1} = x_k + h v_{k+1}
         x_ref = x_ref + h * v_ref
@@ -39,7 +39,7 @@ def test_momentum_is_conserved_without_gravity_and_contact(material, rng):
     p0 = (model.mass[:, None] * state.v).sum(0)
     for _ in range(5):
         new = state.copy()
-        solver.step(state, new, 0.01)
+        solver.step(state, new, None, 0.01)
         state = new
     p1 = (model.mass[:, None] * state.v).sum(0)
     np.testing.assert_allclose(p1, p0, atol=1e-9 * np.abs(p0).max())
@@ -51,12 +51,12 @@ def test_momentum_is_conserved_without_gravity_and_contact(material, rng):
 def test_two_cubes_stay_intersection_free_and_uninverted(scheme):
     model, state = two_cubes_on_ground(resolution=2)
     mesh = model.collision_mesh
-    solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-3), **scheme)
+    solver = make_solver(model, ContactParameters(dhat=1e-3), **scheme)
     tk_mesh = ipctk.CollisionMesh(mesh.rest_positions, mesh.edges.astype(np.int32), mesh.faces.astype(np.int32))
     saw_contact = False
     for _ in range(12):
         new = state.copy()
-        stats = solver.step(state, new, 0.01)
+        stats = solver.step(state, new, None, 0.01)
         state = new
         xs = mesh.surface_positions(state.x)
         assert not has_intersections(mesh, xs)
@@ -83,7 +83,7 @@ def test_body_at_rest_starts_falling_at_small_time_steps():
     h, n = 1e-3, 20
     for _ in range(n):
         new = state.copy()
-        solver.step(state, new, h)
+        solver.step(state, new, None, h)
         state = new
     drop = state.x[:, 1].mean() - v[:, 1].mean()
     expected = -9.81 * h * h * n * (n + 1) / 2

@@ -54,7 +54,7 @@ def test_builder_keyframes_drive_the_obstacle_vertices():
     dt = 0.05  # half a frame: the targets interpolate
     for k in range(1, 9):
         new = state.copy()
-        solver.step(state, new, dt)
+        solver.step(state, new, None, dt)
         state = new
         expected = frames[0] + [0.0, 0.01 * min(k * dt / 0.1, 3.0), 0.0]
         np.testing.assert_allclose(state.x[obs], expected, atol=1e-12)
@@ -84,7 +84,7 @@ def test_rising_keyframed_sheet_lifts_a_cube_without_intersection():
     mesh = model.collision_mesh
     for _ in range(6):
         new = state.copy()
-        stats = solver.step(state, new, 0.04)
+        stats = solver.step(state, new, None, 0.04)
         state = new
         assert not has_intersections(mesh, mesh.surface_positions(state.x))
     body_bottom = state.x[~model.is_obstacle, 1].min()

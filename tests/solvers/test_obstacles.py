@@ -85,7 +85,7 @@ def test_cube_lands_on_static_triangle_obstacle():
     n = len(v)
     for _ in range(6):
         new = state.copy()
-        stats = solver.step(state, new, 0.01)
+        stats = solver.step(state, new, None, 0.01)
         state = new
         assert stats.converged
         assert not ipctk.has_intersections(tk, model.collision_mesh.surface_positions(state.x))
@@ -111,7 +111,7 @@ def test_kinematic_plate_pushes_cube_without_intersection(speed):
     plate0 = state.x[n:].copy()
     for k in range(1, 9):
         new = state.copy()
-        stats = solver.step(state, new, h)
+        stats = solver.step(state, new, None, h)
         state = new
         assert stats.converged
         np.testing.assert_allclose(state.x[n:], plate0 + [speed * k * h, 0, 0], atol=1e-12)
@@ -137,7 +137,7 @@ def test_rotating_obstacle_paddle_stays_intersection_free():
     tk = _tk_mesh(model.collision_mesh)
     for _ in range(3):
         new = state.copy()
-        stats = solver.step(state, new, 0.01)
+        stats = solver.step(state, new, None, 0.01)
         state = new
         assert stats.converged
         assert not ipctk.has_intersections(tk, model.collision_mesh.surface_positions(state.x))
@@ -175,7 +175,7 @@ def test_cube_lands_on_static_tet_mesh_mat(shared_data):
     tk = _tk_mesh(model.collision_mesh)
     for _ in range(5):
         new = state.copy()
-        stats = solver.step(state, new, 0.01)
+        stats = solver.step(state, new, None, 0.01)
         state = new
         assert stats.converged
         assert not ipctk.has_intersections(tk, model.collision_mesh.surface_positions(state.x))

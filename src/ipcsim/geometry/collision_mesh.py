@@ -170,7 +170,9 @@ class CollisionMesh:
         return len(self.edges)
 
     def surface_positions(self, full_positions: np.ndarray) -> np.ndarray:
-        """Collision-vertex positions (n_vertices, 3) from the scene's full positions (n_full, 3)."""
+        """Collision-vertex positions (n_vertices, 3) by the selection ``full_vertex_index`` of positions
+        (n_full, 3): the map of full-space bodies only. The simulator reads its surface through
+        ``Model.surface_map`` (x = J q), which also covers embedded and affine bodies."""
         return np.asarray(full_positions, dtype=np.float64)[self.full_vertex_index]
 
     def bbox_diagonal(self, x: np.ndarray | None = None) -> float:

@@ -415,9 +415,8 @@ def _selection_kwargs(d: dict, placed: np.ndarray) -> dict:
 
 
 def _make_solver(model, data: dict, error):
-    """The ImplicitEulerSolver of a resolved scene dict; integrator options are passed only when they differ
-    from the defaults (older solvers lack them)."""
-    from ..solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+    """The solver of a resolved scene dict (``solvers.implicit_euler.make_solver`` by integrator type)."""
+    from ..solvers.implicit_euler import ContactParameters, FrictionParameters, make_solver
     from ..solvers.linear import available_backends
 
     c, f, s, integ = data["contact"], data["friction"], data["solver"], data["integrator"]
@@ -432,19 +431,13 @@ def _make_solver(model, data: dict, error):
     kwargs = dict(tol=float(s["tol"]), max_newton_iterations=int(s["max_newton_iterations"]),
                   linear_backend=s["linear_solver"], friction=friction,
                   quasi_static=integ["type"] == "quasi_static")
-    extra = {}
     if integ["type"] == "newmark":
-        extra.update(integrator="newmark", newmark_beta=float(integ["beta"]), newmark_gamma=float(integ["gamma"]))
+        kwargs.update(integrator="newmark", newmark_beta=float(integ["beta"]), newmark_gamma=float(integ["gamma"]))
     if integ["damping_ratio"] != 0:
-        extra["damping_ratio"] = float(integ["damping_ratio"])
-    for key in extra:
-        if not _accepts(ImplicitEulerSolver, key):
-            what = "type" if key.startswith(("integrator", "newmark")) else "damping_ratio"
-            raise error(["integrator", what], f"not supported by this build (ImplicitEulerSolver({key}=...) "
-                                              "is missing)")
+        kwargs["damping_ratio"] = float(integ["damping_ratio"])
     contact = ContactParameters(dhat=float(c["dhat"]), kappa=None if c["kappa"] is None else float(c["kappa"]),
                                 convergent=bool(c["convergent"]))
     try:
-        return ImplicitEulerSolver(model, contact, **kwargs, **extra)
+        return make_solver(model, contact, **kwargs)
     except ValueError as exc:
         raise error("integrator", str(exc)) from None

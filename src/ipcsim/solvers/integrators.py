@@ -140,19 +140,6 @@ class Newmark:
         return v, a
 
 
-def make_integrator(integrator: str = "implicit_euler", *, quasi_static: bool = False, newmark_beta: float = 0.25,
-                    newmark_gamma: float = 0.5):
-    """The integrator object for the solver's keyword arguments (ValueError naming the bad parameter)."""
-    if integrator not in INTEGRATORS:
-        raise ValueError(f"integrator must be one of {', '.join(INTEGRATORS)}; got {integrator!r}")
-    newmark = Newmark(newmark_beta, newmark_gamma)  # validates the parameters whichever scheme runs
-    if quasi_static:
-        if integrator != "implicit_euler":
-            raise ValueError(f"quasi_static=True has no inertia: it cannot run with integrator={integrator!r}")
-        return QuasiStatic()
-    return newmark if integrator == "newmark" else ImplicitEuler()
-
-
 def check_damping_ratio(damping_ratio) -> float:
     """Validate IPC's dampingRatio [1] (0 <= ratio <= 1; IPC clamps values above 1) and return it as float."""
     r = _finite(damping_ratio, "damping_ratio")

@@ -1,16 +1,20 @@
 """The Newton matrix kept as its terms, and its free-coordinate block assembled on a cached sparsity pattern.
 
-    H = w_E E + diag(d) + sum_k w_k S^T C_k S + sum_j w_j F_j                     (3n, 3n) [kg or N/m]
+    H = w_E E + diag(d) + sum_k w_k J^T C_k J + sum_j w_j F_j                     (3n, 3n) [kg or N/m]
 
 E: the elastic Hessian on the model's fixed tet pattern (``elastic.TetBlockPattern``), d (3n,) the lumped
-mass diagonal, C_k surface Hessians (contact, friction) on the collision surface (3 n_surface)^2 with S the
-selection of the surface's vertices (``boundary.DofMap``), F_j full-coordinate terms (lagged damping). The solver needs H_ff (free rows and columns) for the
+mass diagonal, C_k surface Hessians (contact, friction) on the collision surface (3 n_surface)^2 with J the
+model's map from nodes to surface (``geometry.surface_map.SurfaceMap``: a selection for full-space bodies, up to
+four weights per surface vertex for embedded and affine bodies), F_j node-coordinate terms (lagged damping, a
+general mass matrix). The solver needs H_ff (free rows and columns) for the
 Newton system and H_fp p_p (free rows, prescribed columns) for prescribed motions. Building H with SciPy sums and
 then slicing ``H[free][:, free]`` costs several passes over all entries per iteration; here H_ff is written
 straight into a CSR pattern that is cached per free mask:
 
 * pattern = (E restricted to free x free) U (free diagonal) U (surface entries seen so far); the elastic part is
-  copied with a precomputed gather map, the surface terms are added by a per-row binary search;
+  copied with a precomputed gather map, the surface terms are added by a per-row binary search (a surface
+  entry (s, t) of C goes to the k x k node-coordinate pairs of J's rows s and t with weight J_sa C_st J_tb; a
+  selection is the case k = 1, weight 1, kept on its own exact path);
 * when a surface term has entries outside the pattern, the pattern grows by them (a new pattern object), so
   the linear solver's symbolic analysis can be reused for as long as the pattern object stays the same
   (``linear.solve_spd`` recognises it by identity).
@@ -54,6 +58,53 @@ def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, i
                     miss_r[n_miss] = r
                     miss_c[n_miss] = c
                 n_miss += 1
+    return n_miss
+
+
+@njit(cache=True, inline="always")
+def _find(indptr, indices, r, c):
+    """Data position of (r, c) in a sorted CSR pattern, or -1."""
+    lo, hi = indptr[r], indptr[r + 1]
+    end = hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if indices[mid] < c:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < end and indices[lo] == c:
+        return lo
+    return -1
+
+
+@njit(cache=True)
+def _scatter_mapped(weight, s_indptr, s_indices, s_data, red, w, indptr, indices, data, miss_r, miss_c):
+    """data += weight * J^T C J for a surface matrix C (CSR) and a weighted map: surface coordinate i depends
+    on the reduced coordinates red[i, a] (-1: prescribed or padding) with weights w[i, a]. Returns how many
+    products fell outside the pattern (their reduced (row, col) go to miss_r/miss_c while there is room)."""
+    n_miss = 0
+    k = red.shape[1]
+    for rs in range(len(s_indptr) - 1):
+        for p in range(s_indptr[rs], s_indptr[rs + 1]):
+            cs = s_indices[p]
+            v = weight * s_data[p]
+            for a in range(k):
+                r = red[rs, a]
+                if r < 0:
+                    continue
+                va = v * w[rs, a]
+                for b in range(k):
+                    c = red[cs, b]
+                    if c < 0:
+                        continue
+                    pos = _find(indptr, indices, r, c)
+                    if pos >= 0:
+                        data[pos] += va * w[cs, b]
+                    else:
+                        if n_miss < len(miss_r):
+                            miss_r[n_miss] = r
+                            miss_c[n_miss] = c
+                        n_miss += 1
     return n_miss
 
 
@@ -195,34 +246,60 @@ class FreePattern:
         return m
 
 
+class PatternCache:
+    """Holds the last ``FreePattern`` of a solver (``SystemMatrix.free_block`` reads and replaces it), so that
+    consecutive Newton matrices share one pattern object while it does not change."""
+
+    def __init__(self):
+        self.pattern: FreePattern | None = None
+
+    def clear(self) -> None:
+        """Forget the pattern (history-free steps)."""
+        self.pattern = None
+
+
 class SystemMatrix:
-    """H = w_E E + diag(d) + sum_k w_k S^T C_k S over the full coordinates, kept as its terms.
+    """H = w_E E + diag(d) + sum_k w_k J^T C_k J + sum_j w_j F_j over the node coordinates, kept as its terms.
 
     Args:
-        dofs: the solver's ``DofMap`` (surface selection S; it also caches the free pattern).
-        elastic: E (3n, 3n) CSR; elastic_weight: w_E; diagonal: d (3n,) (kept as ``diagonal_term``).
-    ``add_surface(weight, C)`` appends a surface term; ``H @ v`` is the full product; ``free_block(free)`` the
-    (n_free, n_free) CSR H_ff; ``prescribed_coupling(free, p)`` = H_fp p_p; ``tocsr()`` the full matrix (SciPy).
+        surface_map: the model's ``SurfaceMap`` J (nodes -> collision surface).
+        elastic: E (3n, 3n) CSR (None: set later by ``set_elastic``; its pattern is the base of H_ff's);
+        elastic_weight: w_E; diagonal: d (3n,) (kept as ``diagonal_term``).
+        cache: a ``PatternCache`` shared by the solver's matrices (None: a private one).
+    ``add_diagonal(d)`` adds to d, ``add_surface(weight, C)`` appends a surface term, ``add_full(weight, F)`` a
+    node-coordinate term;
+    ``H @ v`` is the full product; ``free_block(free)`` the (n_free, n_free) CSR H_ff;
+    ``prescribed_coupling(free, p)`` = H_fp p_p; ``tocsr()`` the full matrix (SciPy, reference path).
     """
 
-    def __init__(self, dofs, elastic: sp.csr_matrix, elastic_weight: float, diagonal: np.ndarray):
-        self.dofs = dofs
+    def __init__(self, surface_map, elastic: sp.csr_matrix, elastic_weight: float, diagonal: np.ndarray,
+                 cache: PatternCache | None = None):
+        self.surface_map = surface_map
+        self.cache = cache if cache is not None else PatternCache()
         self.elastic = elastic
         self.elastic_weight = float(elastic_weight)
         self.diagonal_term = np.asarray(diagonal, np.float64)
         self.surface_terms: list[tuple[float, sp.csr_matrix]] = []
         self.full_terms: list[tuple[float, sp.csr_matrix, bool]] = []
-        self.shape = elastic.shape
+        self.shape = elastic.shape if elastic is not None else (len(self.diagonal_term),) * 2
+
+    def set_elastic(self, weight: float, elastic: sp.csr_matrix) -> None:
+        """Set w_E E (E (3n, 3n) CSR on the model's tet pattern)."""
+        self.elastic, self.elastic_weight = elastic, float(weight)
+
+    def add_diagonal(self, d: np.ndarray) -> None:
+        """diag(d) += d (3n,) (a lumped mass)."""
+        self.diagonal_term = self.diagonal_term + d
 
     def add_surface(self, weight: float, h_surface: sp.spmatrix) -> None:
-        """Add weight * S^T h_surface S; h_surface (3 n_surface, 3 n_surface)."""
+        """Add weight * J^T h_surface J; h_surface (3 n_surface, 3 n_surface)."""
         h = sp.csr_matrix(h_surface)
         if h.nnz:
             self.surface_terms.append((float(weight), h))
 
     def add_full(self, weight: float, h_full: sp.spmatrix) -> None:
-        """Add weight * h_full, a (3n, 3n) matrix over the full coordinates (e.g. lagged Rayleigh damping);
-        cheapest when it has the elastic matrix's pattern."""
+        """Add weight * h_full, a (3n, 3n) matrix over the node coordinates (e.g. lagged Rayleigh damping, a
+        general mass); cheapest when it has the elastic matrix's pattern."""
         h = sp.csr_matrix(h_full)
         if not h.has_canonical_format:
             h = h.copy()
@@ -238,12 +315,19 @@ class SystemMatrix:
         for w, h, _ in self.full_terms:
             out += w * (h @ v)
         if self.surface_terms:
-            sc = self.dofs.surface_coordinates
-            vs = v[sc]
-            acc = np.zeros(len(sc))
+            jmap = self.surface_map
+            if jmap.is_selection:
+                sc = (3 * jmap.index[:, None] + np.arange(3)).ravel()
+                vs = v[sc]
+            else:
+                vs = jmap.apply(v.reshape(-1, 3)).ravel()
+            acc = np.zeros(len(vs))
             for w, h in self.surface_terms:
                 acc += w * (h @ vs)
-            out[sc] += acc
+            if jmap.is_selection:
+                out[sc] += acc
+            else:
+                out += jmap.pull_gradient(acc)
         return out
 
     def prescribed_coupling(self, free: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -255,7 +339,7 @@ class SystemMatrix:
         """The full (3n, 3n) matrix, summed with SciPy (reference path)."""
         h = self.elastic_weight * self.elastic + sp.diags(self.diagonal_term)
         for w, c in self.surface_terms:
-            h = h + w * self.dofs.pull_hessian(c)
+            h = h + w * self.surface_map.pull_hessian(c)
         for w, c, _ in self.full_terms:
             h = h + w * c
         return h.tocsr()
@@ -264,7 +348,7 @@ class SystemMatrix:
         """H_ff (n_free, n_free) CSR on the cached pattern of this free mask (grown by new surface entries)."""
         free = np.asarray(free, bool)
         e = self.elastic
-        pat = self.dofs.free_pattern
+        pat = self.cache.pattern
         if pat is None or not pat.matches(e.indices, free):
             pat = FreePattern(e.indptr, e.indices, free)
         data, miss = self._fill(pat)
@@ -279,7 +363,7 @@ class SystemMatrix:
             data, miss = self._fill(pat)
             if miss is not None:
                 raise RuntimeError("internal error: surface entries outside the rebuilt pattern")
-        self.dofs.free_pattern = pat
+        self.cache.pattern = pat
         return pat.csr(data)
 
     def _fill(self, pat: FreePattern):
@@ -287,18 +371,30 @@ class SystemMatrix:
         data = np.zeros(pat.nnz)
         data[pat.elastic_dst] = self.elastic_weight * self.elastic.data[pat.elastic_src]
         data[pat.diagonal] += self.diagonal_term[pat.free]
-        s2r = pat.full_to_free[self.dofs.surface_coordinates]
-        # the terms in the order of the SciPy sum (tocsr): surface terms, then full-coordinate terms
-        terms = [(w, h, s2r, False) for w, h in self.surface_terms]
-        terms += [(w, h, pat.full_to_free, same) for w, h, same in self.full_terms]
+        jmap = self.surface_map
+        if jmap.is_selection:
+            s2r = pat.full_to_free[(3 * jmap.index[:, None] + np.arange(3)).ravel()]
+            red = w_map = None
+        else:
+            s2r = None
+            red, w_map = jmap.coordinate_map(pat.full_to_free)
+        # the terms in the order of the SciPy sum (tocsr): surface terms, then node-coordinate terms
+        terms = [(w, h, False, True) for w, h in self.surface_terms]
+        terms += [(w, h, same, False) for w, h, same in self.full_terms]
         rows, cols = [], []
-        for w, h, to_red, same in terms:
+        for w, h, same, surface in terms:
             if same:  # the elastic pattern: a direct gather
                 data[pat.elastic_dst] += w * h.data[pat.elastic_src]
                 continue
-            mr = np.empty(h.nnz, np.int64)
-            mc = np.empty(h.nnz, np.int64)
-            n_miss = _scatter_surface(w, h.indptr, h.indices, h.data, to_red, pat.indptr, pat.indices, data, mr, mc)
+            if surface and red is not None:
+                size = h.nnz * red.shape[1] ** 2
+                mr, mc = np.empty(size, np.int64), np.empty(size, np.int64)
+                n_miss = _scatter_mapped(w, h.indptr, h.indices, h.data, red, w_map, pat.indptr, pat.indices, data,
+                                         mr, mc)
+            else:
+                mr, mc = np.empty(h.nnz, np.int64), np.empty(h.nnz, np.int64)
+                n_miss = _scatter_surface(w, h.indptr, h.indices, h.data, s2r if surface else pat.full_to_free,
+                                          pat.indptr, pat.indices, data, mr, mc)
             if n_miss:
                 rows.append(mr[:n_miss])
                 cols.append(mc[:n_miss])

@@ -1,16 +1,11 @@
-"""Prescribed motions (kinematic obstacles, Dirichlet sets), Neumann loads and the unknowns-to-surface map.
+"""Control: prescribed motions (kinematic obstacles, Dirichlet sets) and Neumann loads of a scene.
 
-Every vertex of a scene lives in one full position array x (n, 3) [m]: simulated body vertices and obstacle
-vertices alike. A vertex is *prescribed* during a step when it belongs to an obstacle (static or kinematic),
-is held fixed, or belongs to a Dirichlet set active during the step; all other vertices are the unknowns q.
-With P the selection of the free coordinates and S the selection of the collision vertices,
-
-    x = P q + x_prescribed,        x_surface = S x = S P q + S x_prescribed
-
-(``DofMap``): contact quantities computed on the surface are pulled back with S^T (gradients) and
-S^T H S (Hessians), and the solver then keeps only the free rows/columns. Prescribed vertices move from their
-start-of-step positions to their targets along straight lines together with the unknowns (see
-``ImplicitEulerSolver.step``), so CCD sees every trajectory as linear.
+Every node of a scene lives in one position array q (n, 3) [m]: simulated nodes and obstacle vertices alike.
+A node is *prescribed* during a step when it belongs to an obstacle (static or kinematic), is held fixed, or
+belongs to a Dirichlet set active during the step; all other node coordinates are the unknowns. Prescribed
+nodes move from their start-of-step positions to their targets along straight lines together with the unknowns
+(``ipcsim.solvers.newton``), so CCD sees every trajectory as linear. The map from nodes to the collision
+surface is ``Model.surface_map`` (``ipcsim.geometry.surface_map``).
 """
 from __future__ import annotations
 
@@ -18,7 +13,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 
 def rotation_matrix(rotation_vector) -> np.ndarray:
@@ -209,39 +203,3 @@ class Control:
             if load.is_active(t):
                 f[load.vertices] += load.force
         return f
-
-
-class DofMap:
-    """The map between the full positions x (n, 3) [m] and the collision surface (n_surface, 3) [m].
-
-    x_surface = S x with S the selection ``mesh.full_vertex_index``; obstacle vertices are rows of x that
-    are never unknowns (``prescribed``), so x = P q + x_prescribed and x_surface = S P q + S x_prescribed.
-    ``surface_coordinates`` (3 n_surface,) are the full coordinates of S's rows; ``free_pattern`` caches the
-    sparsity pattern of the Newton matrix's free block (``reduction.SystemMatrix.free_block``).
-    """
-
-    def __init__(self, full_vertex_index: np.ndarray, n_vertices: int):
-        self.index = np.asarray(full_vertex_index, np.int64)
-        self.n_vertices = int(n_vertices)
-        rows = (3 * self.index[:, None] + np.arange(3)).ravel()
-        self.surface_coordinates = rows  # (3 n_surface,) int64: full coordinate of each surface coordinate
-        self.S = sp.csr_matrix((np.ones(rows.size), (np.arange(rows.size), rows)),
-                               shape=(rows.size, 3 * self.n_vertices))
-        self.free_pattern = None  # cache of ``reduction.SystemMatrix.free_block`` (last free mask's pattern)
-
-    def surface(self, x: np.ndarray) -> np.ndarray:
-        """x_surface (n_surface, 3) [m] from full positions x (n, 3) [m]."""
-        return x[self.index]
-
-    def pull_gradient(self, g_surface: np.ndarray) -> np.ndarray:
-        """S^T g: a surface gradient (3 n_surface,) to the full coordinates (3 n,)."""
-        return self.S.T @ g_surface
-
-    def pull_hessian(self, h_surface: sp.spmatrix) -> sp.csr_matrix:
-        """S^T H S: a surface Hessian (3 n_surface)^2 to the full coordinates (3 n)^2."""
-        return (self.S.T @ h_surface @ self.S).tocsr()
-
-    @staticmethod
-    def free_coordinates(prescribed: np.ndarray) -> np.ndarray:
-        """(3 n,) bool, the coordinates of the unknowns q given the prescribed-vertex mask (n,)."""
-        return ~np.repeat(np.asarray(prescribed, bool), 3)

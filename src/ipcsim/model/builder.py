@@ -1,8 +1,9 @@
-"""Static model, time-varying state, and a builder for scenes of tet-mesh bodies and obstacles.
+"""ModelBuilder: assembles a Model and its initial State from tet-mesh bodies, obstacles, half spaces,
+Dirichlet sets and Neumann loads.
 
-Units: SI throughout (m, kg, s, Pa). Positions are (n, 3) float64 arrays, vertex-major when flattened. The full
-vertex array holds the simulated body vertices first, then the obstacle vertices (massless, never unknowns: they
-follow the scene's ``Control``); see ``ipcsim.solvers.boundary`` for the unknowns-to-surface map.
+Units: SI throughout (m, kg, s, Pa). Positions are (n, 3) float64 arrays, vertex-major when flattened. The node
+array holds the simulated body vertices first, then the obstacle vertices (massless, never unknowns: they
+follow the scene's ``Control``); ``Model.surface_map`` maps the nodes to the collision surface.
 """
 from __future__ import annotations
 
@@ -11,76 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .energies.neohookean import lame_parameters, rest_shape_data
-from .geometry.collision_mesh import CollisionMesh, Plane
-from .solvers.boundary import (BoundingBoxStepMotion, Control, KeyframedMotion, NeumannLoad, PrescribedMotion,
-                               _time_range)
-
-
-@dataclass
-class Model:
-    """Everything that does not change during a simulation.
-
-    Attributes:
-        rest_positions: (n, 3) float64 [m], all simulated vertices.
-        tets: (m, 4) int64, positively oriented tets.
-        dm_inv: (m, 3, 3) float64 [1/m], inverse rest edge matrices.
-        volume: (m,) float64 [m^3], rest volumes.
-        mu, lam: (m,) float64 [Pa], Lame parameters per tet.
-        mass: (n,) float64 [kg], lumped vertex masses (0 for obstacle vertices).
-        fixed: (n,) bool, vertices held at their current position, obstacle vertices included (prescribed in
-            every step; Dirichlet sets with a time range are in ``control`` instead).
-        collision_mesh: the scene's collision surface; its full_vertex_index maps into the n vertices.
-        gravity: (3,) float64 [m/s^2].
-        material_groups: (material name, tet indices (k,) int64) pairs covering all tets once; names are
-            keys of ``ipcsim.energies.materials.MATERIALS`` (NH, SNH, FCR, LCR, LCR_LAGGED, LE).
-        youngs_modulus: (m,) float64 [Pa] per tet (sets the default physical barrier stiffness).
-        is_obstacle: (n,) bool, obstacle vertices (static or kinematic; no tet, no mass).
-        control: prescribed motions (kinematic obstacles, Dirichlet sets) and Neumann loads.
-    """
-
-    rest_positions: np.ndarray
-    tets: np.ndarray
-    dm_inv: np.ndarray
-    volume: np.ndarray
-    mu: np.ndarray
-    lam: np.ndarray
-    mass: np.ndarray
-    fixed: np.ndarray
-    collision_mesh: CollisionMesh
-    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, -9.81, 0.0]))
-    material_groups: list = field(default_factory=list)
-    youngs_modulus: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    is_obstacle: np.ndarray | None = None
-    control: Control = field(default_factory=Control)
-
-    def __post_init__(self):
-        if self.is_obstacle is None:
-            self.is_obstacle = np.zeros(len(self.rest_positions), bool)
-
-    @property
-    def n_vertices(self) -> int:
-        """Number of vertices in the full array (bodies and obstacles)."""
-        return len(self.rest_positions)
-
-
-@dataclass
-class State:
-    """Time-varying quantities: positions x (n, 3) [m], velocities v (n, 3) [m/s], time t [s], accelerations
-    a (n, 3) [m/s^2] (Newmark's history; None gives zeros, IPC's initial acceleration)."""
-
-    x: np.ndarray
-    v: np.ndarray
-    t: float = 0.0
-    a: np.ndarray | None = None
-
-    def __post_init__(self):
-        if self.a is None:
-            self.a = np.zeros(np.shape(self.x))
-
-    def copy(self) -> "State":
-        """A deep copy (x, v, a arrays copied)."""
-        return State(self.x.copy(), self.v.copy(), self.t, self.a.copy())
+from ..energies.mass import Mass
+from ..energies.neohookean import lame_parameters, rest_shape_data
+from ..geometry.collision_mesh import CollisionMesh, Plane
+from ..geometry.surface_map import SurfaceMap
+from .control import BoundingBoxStepMotion, Control, KeyframedMotion, NeumannLoad, PrescribedMotion, _time_range
+from .core import Model, State
 
 
 @dataclass
@@ -146,7 +83,7 @@ class ModelBuilder:
         velocity [m/s] and angular_velocity [rad/s] (about the body's vertex centroid): the initial rigid
         velocity; fixed: (k,) bool Dirichlet mask (held in place).
         """
-        from .energies.materials import material_info
+        from ..energies.materials import material_info
 
         material_info(material)
         v = _placed(vertices, scale, rotation, translation)

@@ -1,0 +1,11 @@
+"""The model layer: Model (static), State (x, v, t, a), Control (prescribed motions, loads) and ModelBuilder.
+
+    from ipcsim.model import ModelBuilder, box_tet_mesh
+"""
+from .builder import ModelBuilder, box_tet_mesh
+from .control import (BoundingBoxStepMotion, Control, KeyframedMotion, NeumannLoad, PrescribedMotion,
+                      rotation_matrix, rotation_xyz)
+from .core import Model, State
+
+__all__ = ["Model", "State", "Control", "ModelBuilder", "box_tet_mesh", "PrescribedMotion", "BoundingBoxStepMotion",
+           "KeyframedMotion", "NeumannLoad", "rotation_matrix", "rotation_xyz"]

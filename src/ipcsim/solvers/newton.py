@@ -1,0 +1,410 @@
+"""The solver base: one projected Newton loop on the barrier-augmented incremental potential, shared by every
+integrator (implicit Euler, Newmark, quasi-static) and every body kind (x = J q).
+
+    E(q) = w_i/2 (q - q_hat)^T M (q - q_hat) + w_p (Psi(q) + kappa B(J q) + D(J q) - f_ext . q) [+ E_d(q)]
+
+q (n, 3) [m] are the node positions (``Model``), J the model's map to the collision surface
+(``Model.surface_map``), M its mass (``Model.mass_matrix``), the integrator (``ipcsim.solvers.integrators``)
+supplies q_hat, (w_i, w_p) and the velocity/acceleration update. The terms are objects
+(``ipcsim.solvers.terms``) built per step with their frozen data (lagged friction, damping), so the energy
+the line search evaluates is a pure function of q and of the step's ``IncrementalPotential``.
+
+B is the barrier potential on the collision surface (the h^2 factor multiplies the barrier too, 001 §4), in the
+convergent formulation by default (area weights, improved max approximator, physical barrier scaled by
+1/dhat^3) with a fixed kappa [Pa] (docs/contact.md). D is IPC's lagged friction potential: its normal forces
+lambda_k are the barrier forces kappa * s * |db/dd| lagged at the start of the step.
+
+Each Newton iteration: PSD-projected Hessian, direct solve for p over the free coordinates (the solver's own
+``linear.Factorization``), step bound alpha_max from additive CCD on the surface (J q -> J (q + p): straight
+lines, since J is linear) and the inversion bound of guarded materials, one trajectory broad phase whose
+candidates every line-search trial reuses (001 §3), then backtracking until the energy decreases. Prescribed
+nodes (obstacles, Dirichlet sets) take part in the trajectory: while they are short of their targets, p holds
+their remaining displacement and the unknowns' linearised response, and the CCD/inversion-bounded step is taken
+without energy backtracking (E changes with the prescribed positions, so it is no merit function then); once
+they have arrived the usual projected Newton runs. Convergence: ||p||_inf / h < tol * bbox_diagonal (IPC's).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..contact.broad_phase import build_candidates
+from ..contact.ccd import compute_collision_free_stepsize
+from ..contact.collisions import build_collisions
+from ..contact.collisions_data import PV
+from ..contact.friction import FrictionCollisions, FrictionPotential
+from ..contact.stiffness import minimum_distance_squared
+from ..model import Model, State
+from .elastic import ElasticTerm
+from .integrators import LaggedRayleighDamping, check_damping_ratio
+from ._factor_tmp import Factorization
+from .reduction import FreePattern, PatternCache
+from .terms import (BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm, IncrementalPotential,
+                    InertiaTerm)
+
+
+@dataclass
+class ContactParameters:
+    """dhat [m]: barrier activation distance; kappa [Pa]: barrier stiffness (None: 0.1 x mean Young's modulus).
+
+    convergent: area weighting + improved max approximator + physical barrier (002); False gives IPC 2020's
+    unweighted barrier (kappa then has units Pa/m^3... prefer the default).
+    """
+
+    dhat: float = 1e-3
+    kappa: float | None = None
+    convergent: bool = True
+
+
+@dataclass
+class FrictionParameters:
+    """Lagged smooth-Coulomb friction (IPC 2020 §5).
+
+    mu [1]: friction coefficient between bodies (and obstacles); ground_mu [1]: against half-space obstacles
+    (None: mu); eps_v [m/s]: static/dynamic velocity threshold; lagging_iterations: number of solves per step,
+    each re-lagging lambda and the tangent frames at the previous solution (1 = lagged at x^t, like IPC).
+    """
+
+    mu: float = 0.0
+    ground_mu: float | None = None
+    eps_v: float = 1e-3
+    lagging_iterations: int = 1
+
+    def __post_init__(self):
+        for name in ("mu", "ground_mu"):
+            value = getattr(self, name)
+            if value is not None and not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"friction {name} must be >= 0, got {value}")
+        if not (np.isfinite(self.eps_v) and self.eps_v > 0):
+            raise ValueError(f"friction eps_v must be positive [m/s], got {self.eps_v}")
+        if int(self.lagging_iterations) < 1:
+            raise ValueError(f"friction lagging_iterations must be >= 1, got {self.lagging_iterations}")
+
+    @property
+    def enabled(self) -> bool:
+        """True when some friction coefficient is positive."""
+        return self.mu > 0 or (self.ground_mu or 0.0) > 0
+
+
+@dataclass
+class StepStats:
+    """Per-step statistics; times [s] split as 000 Table 1.
+
+    newton_iterations, line_search_steps: summed over the friction lagging iterations; converged: the last
+    solve converged; n_friction: friction stencils of the last lagging; lagging_iterations: solves done;
+    prescribed_iterations: Newton iterations spent moving prescribed nodes (obstacles, Dirichlet sets)
+    to their targets; min_distance [m]: smallest contact distance at the end (inf without contact).
+    """
+
+    newton_iterations: int = 0
+    line_search_steps: int = 0
+    n_contacts: int = 0
+    min_distance: float = math.inf
+    kappa: float = 0.0
+    energy: float = 0.0
+    time_contact: float = 0.0
+    time_linear_solve: float = 0.0
+    time_ccd: float = 0.0
+    time_line_search: float = 0.0
+    time_other: float = 0.0
+    converged: bool = False
+    n_friction: int = 0
+    lagging_iterations: int = 0
+    prescribed_iterations: int = 0
+    history: list = field(default_factory=list)
+
+
+@dataclass
+class _StepSetup:
+    """What a step freezes before its Newton solves: the predictor q_hat (n, 3) [m], the prescribed mask (n,),
+    their targets (n, 3) [m], external forces f_ext (n, 3) [N], the weights, and the lagged damping."""
+
+    q_hat: np.ndarray
+    prescribed: np.ndarray
+    target: np.ndarray
+    f_ext: np.ndarray
+    weights: tuple
+    damping: LaggedRayleighDamping | None
+
+
+class NewtonSolver:
+    """Advances a Model's State by one step of its integrator with IPC contact (no intersection, no inversion),
+    lagged friction, prescribed motions, Neumann loads and optional lagged Rayleigh damping.
+
+    Subclasses choose the integrator (``ImplicitEulerSolver``, ``NewmarkSolver``, ``QuasiStaticSolver``).
+
+    Args:
+        model: the scene; integrator: an object of ``ipcsim.solvers.integrators``; contact: barrier parameters;
+        friction: None or ``FrictionParameters``; tol: Newton tolerance (relative to the bounding-box diagonal,
+        per second of step); max_newton_iterations; linear_backend: see ``linear.Factorization``;
+        damping_ratio: IPC's dampingRatio in [0, 1] (0: no damping, see ``integrators``);
+        sanity_check: run ``ipcsim.sanity.check_scene`` on the state of the first step.
+    """
+
+    def __init__(self, model: Model, integrator, contact: ContactParameters | None = None, tol: float = 1e-2,
+                 max_newton_iterations: int = 1000, linear_backend: str = "auto",
+                 friction: FrictionParameters | None = None, sanity_check: bool = True,
+                 damping_ratio: float = 0.0):
+        self.model = model
+        self.integrator = integrator
+        self.contact = contact or ContactParameters()
+        self.kappa = (self.contact.kappa if self.contact.kappa is not None
+                      else 0.1 * float(np.mean(model.youngs_modulus)))
+        self.friction = friction if friction is not None and friction.enabled else None
+        self.damping_ratio = check_damping_ratio(damping_ratio)
+        self.tol = tol
+        self.max_newton_iterations = max_newton_iterations
+        self.linear_backend = linear_backend
+        self.linear = Factorization(linear_backend)
+        self.elastic = ElasticTerm(model)
+        self.patterns = PatternCache()
+        sim = ~model.is_obstacle
+        self._bbox = float(np.linalg.norm(np.ptp(model.rest_positions[sim], axis=0)))
+        #: run ``ipcsim.sanity.check_scene`` at the next step (set False when the caller has checked the scene)
+        self.check_on_first_step = bool(sanity_check)
+        self._orderings = {}  # packed free mask -> pardiso ordering of the contact-free H_ff (``_ordering_for``)
+
+    @property
+    def quasi_static(self) -> bool:
+        """True for the quasi-static integrator (no inertia)."""
+        return self.integrator.name == "quasi_static"
+
+    # ------------------------------------------------------------------ history, surface, collisions
+    def forget_history(self) -> None:
+        """Drop the caches kept across steps (the free-dof sparsity pattern, the factorization's analysis and
+        reusable ordering): their explicit zeros and orderings change the round-off, and each step must be a
+        function of its input state alone so that a run resumed from a checkpoint equals an uninterrupted one.
+        Called at the start of every ``step``."""
+        self.patterns.clear()
+        self.linear.reset()
+
+    def _ordering_for(self, free: np.ndarray):
+        """The factorization's fill-reducing ordering of the contact-free Newton matrix H_ff (elastic pattern and
+        diagonal) for this free mask, computed once per mask: it depends on the model and the mask only, so
+        steps stay history-free, and no step pays for a nested dissection. None where the backend has none."""
+        key = np.packbits(free).tobytes()
+        if key not in self._orderings:
+            e = self.elastic.pattern
+            base = FreePattern(e.indptr, e.indices, free)
+            data = np.full(base.nnz, 1e-3)
+            data[base.diagonal] = 1.0
+            if len(self._orderings) >= 4:
+                self._orderings.pop(next(iter(self._orderings)))
+            self._orderings[key] = self.linear.compute_ordering(base.csr(data))
+        return self._orderings[key]
+
+    def _surface(self, x: np.ndarray) -> np.ndarray:
+        """Collision-surface positions J x (n_surface, 3) [m] of node positions x (n, 3) [m]."""
+        return self.model.surface_map.apply(x)
+
+    def _build_args(self) -> dict:
+        conv = self.contact.convergent
+        return dict(use_area_weighting=conv, use_improved_max_approximator=conv)
+
+    def _static_collisions(self, xs: np.ndarray):
+        """The active set at surface positions xs (static broad phase inflated by dhat / 2)."""
+        mesh = self.model.collision_mesh
+        candidates = build_candidates(mesh, xs, None, inflation_radius=0.5 * self.contact.dhat)
+        return build_collisions(mesh, xs, self.contact.dhat, candidates=candidates, **self._build_args())
+
+    # ------------------------------------------------------------------ the potential
+    def _setup(self, state_in: State, h: float, control) -> _StepSetup:
+        m = self.model
+        t0, t1 = state_in.t, state_in.t + h
+        q_hat = self.integrator.predictor(state_in.x, state_in.v, state_in.a, h)
+        prescribed = control.prescribed_mask(m.fixed, t0, t1)
+        target = control.targets(state_in.x, t0, t1)
+        gravity = m.mass_matrix.apply(np.broadcast_to(m.gravity, state_in.x.shape))
+        f_ext = gravity + control.external_forces(m.n_vertices, t1)
+        damping = None
+        if self.damping_ratio > 0.0:
+            _, k_t = self.elastic.gradient_and_hessian(state_in.x)
+            damping = LaggedRayleighDamping.from_ratio(k_t, state_in.x, self.damping_ratio, h)
+        return _StepSetup(q_hat, prescribed, target, f_ext, self.integrator.weights(h), damping)
+
+    def _friction_term(self, x_t: np.ndarray, x_lag: np.ndarray, h: float, weight: float) -> FrictionTerm:
+        """Friction lagged at node positions x_lag (n, 3) [m]: lambda, closest points and tangent frames frozen
+        there (IPC's lagging); tangential displacements are measured from the step's start x_t (n, 3) [m]."""
+        fr, mesh, jmap = self.friction, self.model.collision_mesh, self.model.surface_map
+        xs = jmap.apply(x_lag)
+        coll = self._static_collisions(xs)
+        ground_mu = fr.mu if fr.ground_mu is None else fr.ground_mu
+        mu = np.where(np.asarray(coll.kind) == PV, ground_mu, fr.mu) if len(coll) else np.zeros(0)
+        fc = FrictionCollisions.build(coll, mesh, xs, self.kappa, mu, dhat=self.contact.dhat,
+                                      use_physical_barrier=self.contact.convergent)
+        return FrictionTerm(fc, FrictionPotential(fr.eps_v, h), jmap.apply(x_t), jmap, weight)
+
+    def _potential(self, setup: _StepSetup, friction: FrictionTerm | None) -> IncrementalPotential:
+        m = self.model
+        wi, wp = setup.weights
+        terms = [InertiaTerm(m.mass_matrix, setup.q_hat, wi), ElasticEnergyTerm(self.elastic, wp),
+                 ExternalWorkTerm(setup.f_ext, wp),
+                 BarrierTerm(m.collision_mesh, m.surface_map, self.contact.dhat, self.kappa, self.contact.convergent,
+                             wp)]
+        if friction is not None:
+            terms.append(friction)
+        if setup.damping is not None:
+            terms.append(DampingTerm(setup.damping))
+        return IncrementalPotential(terms, m.surface_map, self.patterns)
+
+    def potential(self, state: State, dt: float, control=None, x_lag: np.ndarray | None = None
+                  ) -> IncrementalPotential:
+        """The incremental potential of the step of size dt [s] from state (its terms with the step's frozen
+        data), friction lagged at x_lag (n, 3) [m] (default state.x). For tests, benchmarks and tools: E, its
+        gradient and Hessian at any q via ``potential.energy(potential.evaluation(q, candidates))``."""
+        control = self.model.control if control is None else control
+        setup = self._setup(state, float(dt), control)
+        fric = None
+        if self.friction:
+            fric = self._friction_term(state.x, state.x if x_lag is None else x_lag, float(dt), setup.weights[1])
+        return self._potential(setup, fric)
+
+    def consistent_acceleration(self, state: State, control=None) -> np.ndarray:
+        """a = M^-1 f(x) (n, 3) [m/s^2] at the state's positions and time: gravity, Neumann loads, elastic and
+        barrier forces (friction is zero at rest); 0 on prescribed and massless nodes. Assign it to ``state.a``
+        before the first Newmark step for a consistent start (the default a = 0 is IPC's)."""
+        m = self.model
+        control = m.control if control is None else control
+        f = m.mass_matrix.apply(np.broadcast_to(m.gravity, state.x.shape)) + control.external_forces(m.n_vertices,
+                                                                                                      state.t)
+        ge, _ = self.elastic.gradient_and_hessian(state.x)
+        f -= ge.reshape(-1, 3)
+        xs = self._surface(state.x)
+        coll = self._static_collisions(xs)
+        if len(coll):
+            barrier = BarrierTerm(m.collision_mesh, m.surface_map, self.contact.dhat, self.kappa,
+                                  self.contact.convergent, 1.0)
+            ev = IncrementalPotential([], m.surface_map).evaluation(state.x)
+            ev.cache["collisions"] = coll
+            g = np.zeros(state.x.size)
+            barrier.add_to(ev, g, _NoHessian())
+            f -= g.reshape(-1, 3)
+        free = ~control.prescribed_mask(m.fixed, state.t, state.t)
+        return m.mass_matrix.solve_free(f, free)
+
+    # ------------------------------------------------------------------ the step
+    def step(self, state_in: State, state_out: State, control=None, dt: float | None = None) -> StepStats:
+        """One step of size dt [s] from state_in into state_out under ``control`` (None: the model's own):
+        positions, then velocities and accelerations by the integrator."""
+        if dt is None:
+            if isinstance(control, (int, float, np.floating)):
+                raise TypeError("step(state_in, state_out, control, dt): pass the time step as dt (control=None "
+                                "uses the model's own Control)")
+            raise TypeError("step() needs the time step dt [s]")
+        m = self.model
+        control = m.control if control is None else control
+        stats = StepStats(kappa=self.kappa)
+        t_start = time.perf_counter()
+        h = float(dt)
+        if not (h > 0.0 and math.isfinite(h)):
+            raise ValueError(f"time step must be positive and finite, got {dt}")
+        if self.check_on_first_step:
+            from ..sanity import check_scene
+
+            check_scene(m, state_in, self.contact.dhat)
+            self.check_on_first_step = False
+        self.forget_history()
+        setup = self._setup(state_in, h, control)
+        if self.quasi_static:
+            from ..sanity import check_quasi_static_support
+
+            check_quasi_static_support(m, state_in.x, setup.prescribed, self.contact.dhat)
+        x = state_in.x.copy()
+        e = 0.0
+        for lag in range(self.friction.lagging_iterations if self.friction else 1):
+            fric = None
+            if self.friction:
+                fric = self._friction_term(state_in.x, state_in.x if lag == 0 else x, h, setup.weights[1])
+                stats.n_friction = len(fric.collisions)
+            stats.lagging_iterations = lag + 1
+            x, e = self._newton(self._potential(setup, fric), x, setup, h, stats)
+        xs = self._surface(x)
+        coll = self._static_collisions(xs)
+        stats.n_contacts = len(coll)
+        if len(coll):
+            stats.min_distance = math.sqrt(minimum_distance_squared(coll, m.collision_mesh, xs))
+        stats.energy = e
+        v, a = self.integrator.update(state_in.x, state_in.v, state_in.a, x, setup.q_hat, h, setup.prescribed)
+        state_out.x, state_out.v, state_out.a, state_out.t = x, v, a, state_in.t + h
+        stats.time_other = (time.perf_counter() - t_start - stats.time_contact - stats.time_linear_solve
+                            - stats.time_ccd - stats.time_line_search)
+        return stats
+
+    def _direction(self, potential, ev, x, setup, free, stats):
+        """The Newton direction p (n, 3) [m] at x and whether the prescribed nodes have arrived."""
+        grad, hess, t_contact = potential.gradient_hessian(ev)
+        stats.time_contact += t_contact
+        t0 = time.perf_counter()
+        p = (setup.target - x).ravel()
+        p[free] = 0.0
+        arrived = not np.any(p)
+        rhs = -grad[free]
+        if not arrived:
+            rhs -= hess.prescribed_coupling(free, p)
+        if free.any():
+            self.linear.factor(hess.free_block(free), self._ordering_for(free))
+            p[free] = self.linear.solve(rhs)
+            if not np.all(np.isfinite(p)):
+                raise ValueError("Newton system is singular (non-finite search direction)")
+        stats.time_linear_solve += time.perf_counter() - t0
+        return p.reshape(-1, 3), arrived
+
+    def _newton(self, potential: IncrementalPotential, x, setup: _StepSetup, h: float, stats: StepStats):
+        """Projected Newton from x; prescribed nodes are driven to their targets along the trajectory."""
+        mesh, dhat = self.model.collision_mesh, self.contact.dhat
+        free = ~np.repeat(np.asarray(setup.prescribed, bool), 3)
+        ev = potential.evaluation(x, build_candidates(mesh, self._surface(x), None, inflation_radius=0.5 * dhat))
+        e = potential.energy(ev)
+        stats.converged = False
+        for it in range(self.max_newton_iterations):
+            p, arrived = self._direction(potential, ev, x, setup, free, stats)
+            stats.newton_iterations += 1
+            # IPC's criterion; but the first direction is always taken, else a body whose per-step velocity
+            # change is below tol (g h < tol * bbox at small h) would never leave rest
+            small = arrived and np.max(np.abs(p)) / h < self.tol * self._bbox
+            if small and it > 0:
+                stats.converged = True
+                break
+            t0 = time.perf_counter()
+            xs0, xs1 = ev.xs, self._surface(x + p)
+            candidates = build_candidates(mesh, xs0, xs1, inflation_radius=0.5 * dhat)
+            alpha = compute_collision_free_stepsize(mesh, xs0, xs1, candidates=candidates)
+            alpha = min(alpha, self.elastic.max_step(x, p))
+            stats.time_ccd += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            if arrived:
+                while True:
+                    stats.line_search_steps += 1
+                    ev = potential.evaluation(x + alpha * p, candidates)
+                    e_new = potential.energy(ev)
+                    if e_new <= e or alpha < 1e-12:
+                        break
+                    alpha *= 0.5
+                x = ev.x
+            else:
+                stats.prescribed_iterations += 1
+                x = x + alpha * p
+                if alpha >= 1.0:
+                    x[setup.prescribed] = setup.target[setup.prescribed]  # exact arrival (no round-off drift)
+                ev = potential.evaluation(x, candidates)
+                e_new = potential.energy(ev)
+            stats.time_line_search += time.perf_counter() - t0
+            e = e_new
+            stats.history.append((it, alpha, e))
+            if small:
+                stats.converged = True
+                break
+        return x, e
+
+
+class _NoHessian:
+    """A Hessian sink that drops what is added (gradient-only evaluations)."""
+
+    def add_surface(self, weight, h):
+        pass
+
+    def add_full(self, weight, h):
+        pass
