@@ -1,270 +1,262 @@
-"""Sparse symmetric positive definite solves: pypardiso (MKL) when installed, else cholespy (CHOLMOD) when
-installed, else SciPy (SuperLU).
+"""Sparse symmetric positive definite (SPD) factorisations owned by their user: ``Factorization``.
 
-The pardiso backend factorises the upper triangle as a real SPD matrix (MKL's Cholesky, ``mtype=2``) and keeps
-its symbolic analysis (fill-reducing ordering, elimination tree) for the next call when that call's matrix has
-the same sparsity pattern: same shape and the very same ``indptr`` and ``indices`` array objects (the Newton
-matrices of ``reduction.SystemMatrix.free_block`` share them while the pattern is unchanged). Only the numerical
-factorisation then runs (pardiso phase 23 instead of 13). When the pattern does change but keeps its size and
-has grown by at most ``PardisoSPD.ORDERING_REUSE_GROWTH`` (contact entries appearing), the new analysis reuses
-the previous fill-reducing ordering (MKL's user permutation, iparm(5) = 1) and skips the nested dissection.
-The caller may also pass an ordering of its own (``PardisoSPD.compute_ordering`` of a base pattern, e.g. the
-contact-free Newton matrix of a model): analyses then take it, which keeps them independent of earlier solves.
-If MKL rejects the matrix (not positive definite), the solve falls back to a general LU factorisation
-(SciPy's SuperLU).
+    f = Factorization(backend="auto")     # 'auto' | 'pardiso' | 'cholespy' | 'scipy' | 'dense'
+    f.factor(A, ordering=None)            # A (n, n) SPD CSR (sorted indices) [any consistent units]
+    X = f.solve(B)                        # B (n,) or (n, k) -> X of B's shape, A X = B; as often as needed
+    f.reset()                             # forget analysis and orderings: the next factor depends on A alone
+
+Backends (``available_backends()``, fastest first):
+
+* 'pardiso': MKL pardiso through pypardiso (``pardiso.PardisoSPD``), Cholesky of the upper triangle. Keeps the
+  symbolic analysis while the next A has the same pattern (same size and the very same ``indptr``/``indices``
+  objects, as the Newton matrices of ``reduction.SystemMatrix.free_block`` while their pattern is unchanged):
+  only the numerical factorisation runs then. A pattern that grew by at most 10 % reuses the last
+  fill-reducing ordering; ``ordering=compute_ordering(A0)`` of a base pattern (the contact-free Newton matrix)
+  makes every analysis take that ordering instead, so results depend on A and A0 alone.
+* 'cholespy': CHOLMOD through cholespy. ``CholeskySolverD`` analyses and factorises in its constructor and has
+  no numerical refactorisation, so every ``factor`` is a full analysis (counted in ``analyses``).
+* 'scipy': SuperLU (``scipy.sparse.linalg.splu``) in symmetric mode with diagonal pivots (an L D L^T when all
+  pivots are positive, which is checked). SciPy exposes no symbolic reuse: every ``factor`` is a full analysis.
+* 'dense': LAPACK Cholesky (``scipy.linalg.cho_factor``/``cho_solve``) of ``A.toarray()``.
+
+If A is not positive definite (MKL/CHOLMOD/LAPACK reject it, or a SuperLU pivot is not positive), ``factor``
+falls back to a general pivoted LU (SuperLU; LAPACK ``getrf`` for 'dense'): ``method`` says which path ran
+('cholesky', 'ldlt' or 'lu'), ``backend`` which backend.
+
+'auto' takes the first of pardiso > cholespy > scipy, and 'dense' for n < ``dense_below`` (default
+``DENSE_BELOW`` = 300). Measured on this project's shared 2-core machine (load 3 to 7 from other jobs; OpenBLAS
+LAPACK, MKL pardiso, SciPy 1.17) with a short script: 3x3-block SPD matrices on ``model.box_tet_mesh``
+patterns (rank-6 tet blocks + a mass diagonal), ``factor`` + one ``solve``, median of 21 (n >= 1000: 7) calls,
+range over two runs [ms]. pardiso 'reused': same pattern objects (Newton iterations); 'fresh': after
+``reset``, with a given ordering (the first factor of every step); for n >= 1000, without one.
+
+       n    nnz   dense      pardiso reused  pardiso fresh  cholespy   scipy
+      81   2007   0.04       0.12-0.17       0.55-0.63      0.09-0.11  0.30-0.34
+     144   3978   0.22       0.15            0.65-0.74      0.19-0.23  0.42-0.58
+     192   5598   0.35-0.49  0.19-0.35       0.95-4.0       0.31       0.67-0.69
+     300   9306   0.86-0.90  0.74-3.9        8.1-10.5       1.1-1.4    1.0-1.4
+     375  11997   1.6-2.0    0.89-1.04       8.9-12.1       1.2-1.7    1.2-1.4
+     540  17982   19-30      3.8-4.0         7.3-8.0        6.3-10.7   6.4-7.8
+     648  22014   16-44      6.2-7.8         6.2-12         7.1-11.2   7.5-7.7
+    1029  36459   123-175    12-20           23-28          27-31      18-22
+    2187  81873   708        36              84             71         52
+    3000 114462   2322       175             188            84         72
+
+With one thread each (OPENBLAS/MKL_NUM_THREADS=1, less contention): n = 192: dense 0.20, pardiso reused 0.23,
+fresh (own ordering) 1.3; n = 300: 0.61, 0.29, 1.4; n = 375: 1.0, 0.40, 1.5. So below ~200 rows dense wins outright; up to
+~300 it wins once a step's fresh analysis is counted (and ties or beats cholespy/scipy); from ~300 rows up
+OpenBLAS's threaded Cholesky shows contention spikes on this shared machine (13 to 2000 ms seen at n = 300 to
+650) while pardiso's reused analysis keeps winning: hence 300.
+
+History: a ``Factorization`` remembers only what its owner gave it (pattern, ordering); no state is kept
+process-wide. A simulation step that starts with ``reset()`` (or a new object) is a function of its input alone,
+so a run resumed from a checkpoint is bit-identical to an uninterrupted one.
 """
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
+import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from numba import njit
 
-try:  # a default dependency on x86_64 Linux/Windows (pyproject marker)
-    import pypardiso as _pypardiso
-except Exception:  # pragma: no cover - depends on the environment
-    _pypardiso = None
+from .pardiso import PardisoSPD, compute_ordering, pardiso_available, upper_triangle_positions
 
 try:  # optional: pip install cholespy (CHOLMOD in a wheel, also for arm64)
     import cholespy as _cholespy
 except Exception:  # pragma: no cover - depends on the environment
     _cholespy = None
 
+__all__ = ["Factorization", "PardisoSPD", "available_backends", "compute_ordering", "resolve_backend",
+           "solve_spd", "upper_triangle_positions", "DENSE_BELOW"]
+
+#: 'auto' factorises systems with fewer rows than this densely (LAPACK); measured, see the module doc.
+DENSE_BELOW = 300
+
+_SPARSE = ("pardiso", "cholespy", "scipy")
+
 
 def available_backends() -> list[str]:
-    """Names of the usable backends, fastest first: 'pardiso', 'cholespy', 'scipy'."""
-    return (["pardiso"] if _pypardiso is not None else []) + (["cholespy"] if _cholespy is not None else []) + \
-        ["scipy"]
+    """Names of the usable backends, sparse ones fastest first, then 'dense' (always there)."""
+    return (["pardiso"] if pardiso_available() else []) + (["cholespy"] if _cholespy is not None else []) + \
+        ["scipy", "dense"]
 
 
-def _solve_cholespy(a: sp.csr_matrix, b: np.ndarray) -> np.ndarray:
-    """CHOLMOD (via cholespy) Cholesky of a (n, n) SPD CSR, fresh analysis each call; b (n,)."""
-    n = a.shape[0]
-    f = _cholespy.CholeskySolverD(n, np.ascontiguousarray(a.indptr, np.int32),
-                                  np.ascontiguousarray(a.indices, np.int32),
-                                  np.ascontiguousarray(a.data, np.float64), _cholespy.MatrixType.CSR)
-    x = np.zeros((n, 1))
-    f.solve(np.ascontiguousarray(b, np.float64).reshape(n, 1), x)
-    return x.ravel()
+def resolve_backend(backend: str, n: int | None = None, dense_below: int = DENSE_BELOW) -> str:
+    """The backend 'auto' stands for (the first of ``available_backends()``, or 'dense' for n < dense_below
+    when n is given), else backend itself."""
+    if backend != "auto":
+        return backend
+    if n is not None and n < dense_below:
+        return "dense"
+    return available_backends()[0]
 
 
-@njit(cache=True)
-def _upper_pattern(indptr, indices):
-    """(positions (k,) int64, indptr (n + 1,) int32, indices (k,) int32) of the entries with column >= row of a
-    CSR pattern, in CSR order: the upper triangle's own CSR pattern and where its entries sit in the input."""
-    n = indptr.shape[0] - 1
-    count = 0
-    for r in range(n):
-        for k in range(indptr[r], indptr[r + 1]):
-            if indices[k] >= r:
-                count += 1
-    pos = np.empty(count, np.int64)
-    u_ptr = np.empty(n + 1, np.int32)
-    u_ind = np.empty(count, np.int32)
-    t = 0
-    u_ptr[0] = 0
-    for r in range(n):
-        for k in range(indptr[r], indptr[r + 1]):
-            if indices[k] >= r:
-                pos[t] = k
-                u_ind[t] = indices[k]
-                t += 1
-        u_ptr[r + 1] = t
-    return pos, u_ptr, u_ind
+def _check_backend(backend: str) -> None:
+    if backend == "auto" or backend in available_backends():
+        return
+    if backend == "pardiso":
+        raise ValueError("backend 'pardiso' needs pypardiso (pip install pypardiso)")
+    if backend == "cholespy":
+        raise ValueError("backend 'cholespy' needs cholespy (pip install cholespy)")
+    raise ValueError(f"unknown linear-solver backend {backend!r}; choose from {available_backends()}")
 
 
-def _upper_csr(a: sp.csr_matrix, with_values: bool) -> tuple[np.ndarray, sp.csr_matrix]:
-    """(positions (k,), upper triangle (n, n) CSR with int32 index arrays): pardiso's input for the SPD matrix a,
-    holding a's values (or zeros, with_values False) and where they sit in a.data."""
-    pos, u_ptr, u_ind = _upper_pattern(np.asarray(a.indptr), np.asarray(a.indices))
-    u = sp.csr_matrix(a.shape, dtype=np.float64)
-    u.indptr, u.indices = u_ptr, u_ind
-    u.data = np.ascontiguousarray(a.data[pos], np.float64) if with_values else np.zeros(len(pos))
-    u.has_sorted_indices = True
-    return pos, u
+def _canonical_csr(a) -> sp.csr_matrix:
+    """a itself when it is a canonical CSR (sorted, no duplicates: keeps its pattern objects), else a copy."""
+    if sp.issparse(a) and a.format == "csr" and a.has_canonical_format:
+        return a
+    a = sp.csr_matrix(a, dtype=np.float64, copy=True)
+    a.sum_duplicates()
+    return a
 
 
-def upper_triangle_positions(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """Data positions (k,) int64 of the entries with column >= row of a CSR pattern, in CSR order."""
-    return _upper_pattern(np.asarray(indptr), np.asarray(indices))[0]
+class Factorization:
+    """A factorisation of sparse SPD matrices owned by its user (see the module doc).
 
-
-class PardisoSPD:
-    """MKL pardiso Cholesky with symbolic-analysis reuse for repeated patterns (see the module doc).
-
-    Attributes (statistics): analyses (new patterns seen), ordering_reuses (analyses that reused the previous
-    fill-reducing ordering), given_orderings (analyses that took the caller's ordering), factorizations
-    (numerical factorisations done).
+    backend: 'auto', 'pardiso', 'cholespy', 'scipy' or 'dense'; dense_below: 'auto' uses 'dense' for n below it.
+    After ``factor``: ``backend`` (the backend used), ``method`` ('cholesky', 'ldlt' or 'lu'), ``n``.
+    Statistics: analyses (symbolic analyses), factorizations (numerical factorisations, LU fallbacks included),
+    lu_fallbacks, solves (``solve`` calls), ordering_reuses and given_orderings (pardiso analyses that reused the
+    previous ordering / took the caller's).
     """
 
-    #: Largest relative growth of the number of entries for which a new pattern reuses the last ordering.
-    ORDERING_REUSE_GROWTH = 0.1
-
-    def __init__(self):
-        if _pypardiso is None:
-            raise ValueError("backend 'pardiso' needs pypardiso (pip install pypardiso)")
-        self._solver = self._new_solver()
-        self._pattern = None   # (n, indptr, indices) of the analysed matrix, compared by identity
-        self._upper = None     # (positions, upper-triangle CSR with reusable index arrays)
-        self._ordering = None  # (n, nnz, perm (n,) int32 one-based) of the last analysis that computed one
-        self._computes_ordering = False
-        self.analyses = 0
-        self.ordering_reuses = 0
-        self.given_orderings = 0
+    def __init__(self, backend: str = "auto", dense_below: int = DENSE_BELOW):
+        _check_backend(backend)
+        self.requested = backend
+        self.dense_below = int(dense_below)
+        self.backend: str | None = None
+        self.method: str | None = None
+        self.n: int | None = None
+        self._pardiso: PardisoSPD | None = None  # created on first use; keeps its analysis between factors
+        self._solver = None  # b -> x for the current factor
+        self._analyses = 0   # analyses by the backends without reuse (pardiso counts its own)
         self.factorizations = 0
+        self.lu_fallbacks = 0
+        self.solves = 0
 
-    @staticmethod
-    def _new_solver():
-        """A pypardiso solver for mtype 2 with MKL's default iparm filled in (pardisoinit), so that iparm(5)
-        (user permutation) is honoured; without pardisoinit the defaults apply and no ordering is reused."""
-        s = _pypardiso.PyPardisoSolver(mtype=2)
-        try:
-            init = s.libmkl.pardisoinit
-            init.restype = None
-            init.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_void_p]
-            init(s.pt.ctypes.data, ctypes.byref(ctypes.c_int32(2)), s.iparm.ctypes.data)
-        except (AttributeError, OSError):  # pragma: no cover - unusual MKL builds
-            s.iparm[:] = 0
-        return s
+    @property
+    def analyses(self) -> int:
+        return self._analyses + (self._pardiso.analyses if self._pardiso is not None else 0)
 
-    def _choose_ordering(self, n: int, nnz: int, given=None) -> None:
-        """Set iparm(5)/perm for the next analysis: the given ordering (perm, nnz it was computed for), the last
-        ordering, or a new one (computed by the analysis and kept for later)."""
-        s = self._solver
-        self._computes_ordering = False
-        if s.iparm[0] != 1:
-            return
-        if given is not None and len(given[0]) == n and nnz <= (1.0 + self.ORDERING_REUSE_GROWTH) * given[1]:
-            s.iparm[4] = 1
-            s.perm = np.array(given[0], np.int32)
-            self.given_orderings += 1
-            return
-        o = self._ordering
-        if o is not None and o[0] == n and o[1] <= nnz <= (1.0 + self.ORDERING_REUSE_GROWTH) * o[1]:
-            s.iparm[4] = 1
-            s.perm = o[2].copy()
-            self.ordering_reuses += 1
+    @property
+    def ordering_reuses(self) -> int:
+        return self._pardiso.ordering_reuses if self._pardiso is not None else 0
+
+    @property
+    def given_orderings(self) -> int:
+        return self._pardiso.given_orderings if self._pardiso is not None else 0
+
+    def reset(self) -> None:
+        """Drop the factor, the symbolic analysis and the reusable ordering: the next ``factor`` gives the same
+        bits as a new ``Factorization`` would (statistics are kept)."""
+        if self._pardiso is not None:
+            self._pardiso.reset()
+        self._solver = None
+        self.backend = self.method = self.n = None
+
+    forget = reset
+
+    def factor(self, a, ordering=None) -> "Factorization":
+        """Factorise a (n, n) SPD (sparse, CSR with sorted indices keeps its pattern reusable; others are
+        converted); returns self. ordering: None or (perm, nnz) from ``compute_ordering`` (pardiso only, see
+        ``pardiso.PardisoSPD.factor``; the other backends ignore it). Not positive definite: general LU."""
+        a = _canonical_csr(a)
+        if a.shape[0] != a.shape[1]:
+            raise ValueError(f"matrix must be square, got shape {a.shape}")
+        backend = resolve_backend(self.requested, a.shape[0], self.dense_below)
+        self._solver = None
+        self.backend, self.method, self.n = backend, None, a.shape[0]
+        if backend == "pardiso":
+            self._factor_pardiso(a, ordering)
+        elif backend == "cholespy":
+            self._factor_cholespy(a)
+        elif backend == "scipy":
+            self._factor_scipy(a)
         else:
-            s.iparm[4] = 2
-            s.perm = np.zeros(n, np.int32)
-            self._computes_ordering = True
-
-    def _pattern_reset(self) -> None:
-        """Forget the analysed pattern: the next solve runs a fresh analysis (phase 13)."""
-        if self._pattern is not None:
-            self._solver.set_phase(-1)
-            self._solver._call_pardiso(self._upper[1], np.zeros(self._upper[1].shape[0]))
-            self._pattern = None
-
-    def _same_pattern(self, a: sp.csr_matrix) -> bool:
-        p = self._pattern
-        return p is not None and p[0] == a.shape[0] and p[1] is a.indptr and p[2] is a.indices
-
-    def compute_ordering(self, a: sp.csr_matrix) -> tuple[np.ndarray, int]:
-        """(perm (n,) int32, a.nnz): MKL's fill-reducing ordering of a's pattern (nested dissection), computed
-        by a separate analysis, for ``solve(..., ordering=...)``; a: (n, n) CSR, sorted indices."""
-        _, u = _upper_csr(a, True)
-        s = self._new_solver()
-        if s.iparm[0] != 1:  # pragma: no cover - unusual MKL builds: no user orderings
-            return np.zeros(0, np.int32), a.nnz
-        s.iparm[4] = 2
-        s.perm = np.zeros(a.shape[0], np.int32)
-        b = np.zeros(a.shape[0])
-        s.set_phase(11)
-        s._call_pardiso(u, b)
-        perm = s.perm.copy()
-        s.set_phase(-1)
-        s._call_pardiso(u, b)
-        return perm, a.nnz
-
-    def _analyse(self, a: sp.csr_matrix, ordering=None) -> None:
-        self._pattern_reset()  # release the previous factorisation and analysis
-        self._upper = _upper_csr(a, False)
-        self._pattern = (a.shape[0], a.indptr, a.indices)
-        self._choose_ordering(a.shape[0], a.nnz, ordering)
-        self.analyses += 1
-
-    def solve(self, a: sp.csr_matrix, b: np.ndarray, ordering=None) -> np.ndarray:
-        """x (n,) with a x = b; a (n, n) SPD CSR with sorted indices (use its upper triangle), b (n,).
-
-        ordering: None, or (perm, nnz) from ``compute_ordering`` for a pattern that a's contains (a contact-free
-        Newton matrix): a new analysis then takes it instead of computing one (while a has at most
-        ``ORDERING_REUSE_GROWTH`` more entries), so that its result depends on a alone and not on earlier calls.
-        """
-        fresh = not self._same_pattern(a)
-        if fresh:
-            self._analyse(a, ordering)
-        pos, u = self._upper
-        u.data = np.ascontiguousarray(a.data[pos], np.float64)
-        if np.any(np.diff(u.indptr) == 0):
-            raise ValueError("Newton matrix has an empty row (singular)")
-        self._solver.set_phase(13 if fresh else 23)
-        b = np.asfortranarray(b, dtype=np.float64)
-        try:
-            x = self._solver._call_pardiso(u, b)
-        except _pypardiso.pardiso_wrapper.PyPardisoError:
-            self._pattern = None  # the factorisation state is unusable; analyse afresh next time
-            try:
-                self._solver.free_memory(everything=True)
-            except _pypardiso.pardiso_wrapper.PyPardisoError:  # pragma: no cover - MKL state already gone
-                pass
-            self._solver = self._new_solver()
-            self._ordering = None
-            return spla.spsolve(a.tocsc(), b)
-        if fresh and self._computes_ordering:
-            self._ordering = (a.shape[0], a.nnz, self._solver.perm.copy())
+            self._factor_dense(a)
         self.factorizations += 1
-        return x
+        return self
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """x with a x = b for the last factorised a; b (n,) or (n, k), x of b's shape (float64)."""
+        if self._solver is None:
+            raise RuntimeError("Factorization.solve before factor (or after reset)")
+        b = np.asarray(b, dtype=np.float64)
+        if b.ndim not in (1, 2) or b.shape[0] != self.n:
+            raise ValueError(f"right-hand side of shape {b.shape} for a system of {self.n} rows")
+        self.solves += 1
+        return self._solver(b)
+
+    def _lu(self, a: sp.csr_matrix) -> None:
+        """General LU (SuperLU, partial pivoting) for a matrix the SPD path rejected."""
+        lu = spla.splu(a.tocsc())
+        self._solver, self.method = lu.solve, "lu"
+        self.lu_fallbacks += 1
+
+    def _factor_pardiso(self, a: sp.csr_matrix, ordering) -> None:
+        if self._pardiso is None:
+            self._pardiso = PardisoSPD()
+        if self._pardiso.factor(a, ordering):
+            self._solver, self.method = self._pardiso.solve, "cholesky"
+        else:
+            self._lu(a)
+
+    def _factor_cholespy(self, a: sp.csr_matrix) -> None:
+        n = a.shape[0]
+        self._analyses += 1
+        try:
+            f = _cholespy.CholeskySolverD(n, np.ascontiguousarray(a.indptr, np.int32),
+                                          np.ascontiguousarray(a.indices, np.int32),
+                                          np.ascontiguousarray(a.data, np.float64), _cholespy.MatrixType.CSR)
+        except ValueError:  # not positive definite
+            self._lu(a)
+            return
+
+        def solve(b: np.ndarray) -> np.ndarray:
+            bb = np.ascontiguousarray(b.reshape(n, -1))
+            x = np.zeros_like(bb)
+            f.solve(bb, x)
+            return x.reshape(b.shape)
+
+        self._solver, self.method = solve, "cholesky"
+
+    def _factor_scipy(self, a: sp.csr_matrix) -> None:
+        self._analyses += 1
+        try:
+            lu = spla.splu(a.tocsc(), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                           options={"SymmetricMode": True})
+        except RuntimeError:  # exactly singular pivot
+            self._lu(a)
+            return
+        # SPD <=> the symmetric elimination took diagonal pivots only, all positive
+        if np.array_equal(lu.perm_r, lu.perm_c) and np.all(lu.U.diagonal() > 0.0):
+            self._solver, self.method = lu.solve, "ldlt"
+        else:
+            self._lu(a)
+
+    def _factor_dense(self, a: sp.csr_matrix) -> None:
+        try:
+            c = sla.cho_factor(a.toarray(), lower=False, overwrite_a=True, check_finite=False)
+        except np.linalg.LinAlgError:  # not positive definite: LAPACK getrf
+            lu = sla.lu_factor(a.toarray(), overwrite_a=True, check_finite=False)
+            self._solver, self.method = (lambda b: sla.lu_solve(lu, b, check_finite=False)), "lu"
+            self.lu_fallbacks += 1
+            return
+        self._solver, self.method = (lambda b: sla.cho_solve(c, b, check_finite=False)), "cholesky"
 
 
-_PARDISO: PardisoSPD | None = None
+def solve_spd(a, b: np.ndarray, backend: str = "auto", ordering=None) -> np.ndarray:
+    """x with a x = b for one sparse SPD matrix a (n, n) and b (n,) or (n, k): a one-off ``Factorization``
+    (no analysis is kept). backend: as for ``Factorization``; ordering: pardiso only, see ``Factorization``."""
+    return Factorization(backend).factor(a, ordering).solve(b)
 
 
 def pardiso_solver() -> PardisoSPD:
-    """The process-wide ``PardisoSPD`` used by ``solve_spd`` (it keeps the last analysed pattern)."""
-    global _PARDISO
-    if _PARDISO is None:
-        _PARDISO = PardisoSPD()
-    return _PARDISO
+    """Deprecated, until ``implicit_euler`` owns a ``Factorization``: a new ``PardisoSPD`` (no process-wide
+    solver is kept any more); use ``compute_ordering`` for orderings."""
+    return PardisoSPD()
 
 
 def forget_history() -> None:
-    """Drop what the process-wide pardiso solver remembers from earlier solves (analysed pattern and reusable
-    fill-reducing ordering), so the next solve depends on its matrix alone: the ordering decides the round-off, and
-    a simulation resumed from a checkpoint must take the same steps as an uninterrupted one."""
-    if _PARDISO is not None:
-        _PARDISO._ordering = None
-        _PARDISO._pattern_reset()
-
-
-def resolve_backend(backend: str) -> str:
-    """The backend name 'auto' stands for (the first of ``available_backends()``), else backend itself."""
-    return available_backends()[0] if backend == "auto" else backend
-
-
-def solve_spd(a: sp.spmatrix, b: np.ndarray, backend: str = "auto", ordering=None) -> np.ndarray:
-    """Solve a x = b for a sparse SPD matrix a (n, n) and b (n,); backend 'auto' (the first of
-    ``available_backends()``), 'pardiso', 'cholespy' or 'scipy'. ordering: pardiso only, see
-    ``PardisoSPD.solve`` (ignored by the other backends)."""
-    backend = resolve_backend(backend)
-    if backend == "pardiso":
-        if _pypardiso is None:
-            raise ValueError("backend 'pardiso' needs pypardiso (pip install pypardiso)")
-        if not (sp.isspmatrix_csr(a) and a.has_canonical_format):
-            a = sp.csr_matrix(a, copy=True)
-            a.sum_duplicates()  # sorted indices, no duplicates
-        return pardiso_solver().solve(a, b, ordering)
-    if backend == "cholespy":
-        if _cholespy is None:
-            raise ValueError("backend 'cholespy' needs cholespy (pip install cholespy)")
-        a = sp.csr_matrix(a, copy=True)
-        a.sum_duplicates()
-        try:
-            return _solve_cholespy(a, b)
-        except ValueError:  # not positive definite: general LU
-            return spla.spsolve(a.tocsc(), b)
-    if backend == "scipy":
-        return spla.spsolve(sp.csc_matrix(a), b)
-    raise ValueError(f"unknown linear-solver backend {backend!r}; choose from {available_backends()}")
+    """Deprecated no-op, until ``implicit_euler`` owns a ``Factorization``: no solver state is kept process-wide
+    (``solve_spd`` is one-off); call ``Factorization.reset`` on the object instead."""
