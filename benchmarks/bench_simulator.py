@@ -17,7 +17,7 @@ split, linear backends side by side, the old vs the current Newton linear algebr
     the former call), SciPy spsolve (SuperLU), cholespy (CHOLMOD) when installed.
 (d) old vs current Newton linear algebra on the same state, alternating: elastic Hessian COO->CSR, SciPy sums,
     ``H[free][:, free]`` and pypardiso.spsolve (the code before this benchmark) against the fixed-pattern
-    assembly, ``SystemMatrix.free_block`` and ``solve_spd`` (symbolic analysis reused).
+    assembly, ``SystemMatrix.free_block`` and the solver's ``Factorization`` (symbolic analysis reused).
 (e) cost growth: a cantilever bar (bar-186, bar-2523, bar-2523 subdivided once: 1 tet -> 8) sagging under
     gravity; time per Newton iteration vs number of tets, exponent fitted by log-log least squares.
 
@@ -39,7 +39,7 @@ from ipcsim.energies.materials import elastic_gradient_and_hessian_blocks
 from ipcsim.geometry.mesh_io import read_mesh
 from ipcsim.model import ModelBuilder
 from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
-from ipcsim.solvers.linear import PardisoSPD, available_backends, solve_spd
+from ipcsim.solvers.linear import Factorization, available_backends
 from ipcsim.solvers.reduction import SystemMatrix
 
 REPO = Path(__file__).resolve().parents[1]
@@ -185,10 +185,8 @@ def bench_bunnies(data: Path, n_bunnies: int, scale: float, steps: int, h: float
     f_full, f_num = statistics.median(fact_full), statistics.median(fact_num)
     print(f"  Newton iteration: {per_iter:.3f} s; one factorisation of H_ff: {f_full:.3f} s "
           f"(analysis + numerical), {f_num:.3f} s (numerical only)")
-    if "pardiso" in available_backends():
-        from ipcsim.solvers.linear import pardiso_solver
-
-        ps = pardiso_solver()
+    if solver.linear.backend == "pardiso":
+        ps = solver.linear
         print(f"  pardiso: {ps.analyses} symbolic analyses ({ps.given_orderings} with the model's contact-free "
               f"ordering, {ps.ordering_reuses} reusing the previous one) for {ps.factorizations} numerical "
               f"factorisations")
@@ -203,19 +201,18 @@ def bench_backends(a: sp.csr_matrix, b: np.ndarray, repeats: int):
     print(f"linear backends on H_ff ({a.shape[0]} rows, {a.nnz} nonzeros), factorisation + solve, "
           f"median of {repeats}:")
     results = {}
-    spd = PardisoSPD()
-    spd.solve(a, b)
+    spd = Factorization("pardiso" if "pardiso" in available_backends() else "auto")
+    spd.factor(a).solve(b)
 
     def ours():
-        return spd.solve(a, b)
+        return spd.factor(a).solve(b)
 
     results["pardiso SPD, analysis reused (ipcsim)"] = ours
     if "pardiso" in available_backends():
         import pypardiso
 
         def fresh():
-            s = PardisoSPD()
-            return s.solve(a, b)
+            return Factorization("pardiso").factor(a).solve(b)
 
         results["pardiso SPD, fresh analysis"] = fresh
         results["pypardiso general LU (former call)"] = lambda: pypardiso.PyPardisoSolver().solve(a, b)
@@ -271,12 +268,13 @@ def old_linear_algebra(solver, x, wp, diagonal, surface_terms, free, rhs):
 
 
 def new_linear_algebra(solver, x, wp, diagonal, surface_terms, free, rhs):
-    """The current code: fixed-pattern elastic assembly, SystemMatrix.free_block, solve_spd (analysis reuse)."""
+    """The current code: fixed-pattern elastic assembly, SystemMatrix.free_block, the solver's Factorization
+    (analysis reuse)."""
     _, he = solver.elastic.gradient_and_hessian(x)
     hess = SystemMatrix(solver.model.surface_map, he, wp, diagonal, solver.patterns)
     for w, c in surface_terms:
         hess.add_surface(w, c)
-    return solve_spd(hess.free_block(free), rhs)
+    return solver.linear.factor(hess.free_block(free)).solve(rhs)
 
 
 def bench_old_vs_new(solver, state, h, repeats: int):
@@ -306,7 +304,7 @@ def bench_old_vs_new(solver, state, h, repeats: int):
             sm.add_surface(w, c)
         a = sm.free_block(free)
         t2 = time.perf_counter()
-        solve_spd(a, rhs)
+        solver.linear.factor(a).solve(rhs)
         t3 = time.perf_counter()
         for key, t in zip(parts, (t1 - t0, t2 - t1, t3 - t2)):
             parts[key].append(t)

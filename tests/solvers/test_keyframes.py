@@ -4,7 +4,7 @@ import pytest
 
 from ipcsim.contact.intersection import has_intersections
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.boundary import KeyframedMotion
+from ipcsim.model.control import KeyframedMotion
 from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
 
 

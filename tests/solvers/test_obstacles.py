@@ -6,7 +6,9 @@ import ipctk
 from ipcsim.energies.surface_check import count_inverted_tets
 from ipcsim.geometry.mesh_io import read_mesh
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.boundary import DofMap, PrescribedMotion, rotation_matrix
+from ipcsim.geometry.surface_map import SurfaceMap
+from ipcsim.model.control import PrescribedMotion, rotation_matrix
+from ipcsim.solvers.newton import free_coordinates
 from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
 
 
@@ -43,16 +45,16 @@ def test_prescribed_motion_steps_compose_to_the_exact_rigid_motion(rng):
     assert not m.is_active(0.0, 0.01) and m.is_active(0.1, 0.11)
 
 
-def test_dof_map_pulls_back_surface_derivatives(rng):
+def test_surface_selection_pulls_back_surface_derivatives(rng):
     index = np.array([4, 0, 2])
-    dm = DofMap(index, 5)
+    dm = SurfaceMap.selection(index, 5)
     x = rng.normal(size=(5, 3))
-    np.testing.assert_array_equal(dm.surface(x), x[index])
+    np.testing.assert_array_equal(dm.apply(x), x[index])
     g = rng.normal(size=9)
     full = dm.pull_gradient(g).reshape(5, 3)
     np.testing.assert_array_equal(full[index], g.reshape(3, 3))
     assert not full[[1, 3]].any()
-    np.testing.assert_array_equal(DofMap.free_coordinates(np.array([True, False])), [0, 0, 0, 1, 1, 1])
+    np.testing.assert_array_equal(free_coordinates(np.array([True, False])), [0, 0, 0, 1, 1, 1])
 
 
 def test_builder_places_obstacles_after_bodies_massless_and_prescribed():

@@ -249,14 +249,3 @@ def solve_spd(a, b: np.ndarray, backend: str = "auto", ordering=None) -> np.ndar
     """x with a x = b for one sparse SPD matrix a (n, n) and b (n,) or (n, k): a one-off ``Factorization``
     (no analysis is kept). backend: as for ``Factorization``; ordering: pardiso only, see ``Factorization``."""
     return Factorization(backend).factor(a, ordering).solve(b)
-
-
-def pardiso_solver() -> PardisoSPD:
-    """Deprecated, until ``implicit_euler`` owns a ``Factorization``: a new ``PardisoSPD`` (no process-wide
-    solver is kept any more); use ``compute_ordering`` for orderings."""
-    return PardisoSPD()
-
-
-def forget_history() -> None:
-    """Deprecated no-op, until ``implicit_euler`` owns a ``Factorization``: no solver state is kept process-wide
-    (``solve_spd`` is one-off); call ``Factorization.reset`` on the object instead."""

@@ -40,7 +40,7 @@ from ..contact.stiffness import minimum_distance_squared
 from ..model import Model, State
 from .elastic import ElasticTerm
 from .integrators import LaggedRayleighDamping, check_damping_ratio
-from ._factor_tmp import Factorization
+from .linear import Factorization, compute_ordering, resolve_backend
 from .reduction import FreePattern, PatternCache
 from .terms import (BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm, IncrementalPotential,
                     InertiaTerm)
@@ -130,6 +130,11 @@ class _StepSetup:
     damping: LaggedRayleighDamping | None
 
 
+def free_coordinates(prescribed: np.ndarray) -> np.ndarray:
+    """(3n,) bool: the coordinates of the unknowns given the prescribed-node mask (n,)."""
+    return ~np.repeat(np.asarray(prescribed, bool), 3)
+
+
 class NewtonSolver:
     """Advances a Model's State by one step of its integrator with IPC contact (no intersection, no inversion),
     lagged friction, prescribed motions, Neumann loads and optional lagged Rayleigh damping.
@@ -185,6 +190,9 @@ class NewtonSolver:
         """The factorization's fill-reducing ordering of the contact-free Newton matrix H_ff (elastic pattern and
         diagonal) for this free mask, computed once per mask: it depends on the model and the mask only, so
         steps stay history-free, and no step pays for a nested dissection. None where the backend has none."""
+        n_free = int(np.count_nonzero(free))
+        if resolve_backend(self.linear_backend, n_free, self.linear.dense_below) != "pardiso":
+            return None
         key = np.packbits(free).tobytes()
         if key not in self._orderings:
             e = self.elastic.pattern
@@ -193,7 +201,7 @@ class NewtonSolver:
             data[base.diagonal] = 1.0
             if len(self._orderings) >= 4:
                 self._orderings.pop(next(iter(self._orderings)))
-            self._orderings[key] = self.linear.compute_ordering(base.csr(data))
+            self._orderings[key] = compute_ordering(base.csr(data))
         return self._orderings[key]
 
     def _surface(self, x: np.ndarray) -> np.ndarray:
@@ -355,7 +363,7 @@ class NewtonSolver:
     def _newton(self, potential: IncrementalPotential, x, setup: _StepSetup, h: float, stats: StepStats):
         """Projected Newton from x; prescribed nodes are driven to their targets along the trajectory."""
         mesh, dhat = self.model.collision_mesh, self.contact.dhat
-        free = ~np.repeat(np.asarray(setup.prescribed, bool), 3)
+        free = free_coordinates(setup.prescribed)
         ev = potential.evaluation(x, build_candidates(mesh, self._surface(x), None, inflation_radius=0.5 * dhat))
         e = potential.energy(ev)
         stats.converged = False

@@ -17,7 +17,7 @@ straight into a CSR pattern that is cached per free mask:
   selection is the case k = 1, weight 1, kept on its own exact path);
 * when a surface term has entries outside the pattern, the pattern grows by them (a new pattern object), so
   the linear solver's symbolic analysis can be reused for as long as the pattern object stays the same
-  (``linear.solve_spd`` recognises it by identity).
+  (``linear.Factorization`` recognises it by identity).
 The result equals the SciPy path to round-off (the same additions in the same order: bit-for-bit in practice).
 """
 from __future__ import annotations
@@ -280,7 +280,7 @@ class SystemMatrix:
         self.elastic_weight = float(elastic_weight)
         self.diagonal_term = np.asarray(diagonal, np.float64)
         self.surface_terms: list[tuple[float, sp.csr_matrix]] = []
-        self.full_terms: list[tuple[float, sp.csr_matrix, bool]] = []
+        self.full_terms: list[tuple[float, sp.csr_matrix]] = []
         self.shape = elastic.shape if elastic is not None else (len(self.diagonal_term),) * 2
 
     def set_elastic(self, weight: float, elastic: sp.csr_matrix) -> None:
@@ -304,15 +304,18 @@ class SystemMatrix:
         if not h.has_canonical_format:
             h = h.copy()
             h.sum_duplicates()
+        self.full_terms.append((float(weight), h))
+
+    def _same_as_elastic(self, h: sp.csr_matrix) -> bool:
+        """True when h has the elastic matrix's sparsity pattern (its data can be gathered directly)."""
         e = self.elastic
-        same = h.indices is e.indices or (h.nnz == e.nnz and np.array_equal(h.indptr, e.indptr)
+        return h.indices is e.indices or (h.nnz == e.nnz and np.array_equal(h.indptr, e.indptr)
                                           and np.array_equal(h.indices, e.indices))
-        self.full_terms.append((float(weight), h, bool(same)))
 
     def __matmul__(self, v: np.ndarray) -> np.ndarray:
         v = np.asarray(v, np.float64)
         out = self.elastic_weight * (self.elastic @ v) + self.diagonal_term * v
-        for w, h, _ in self.full_terms:
+        for w, h in self.full_terms:
             out += w * (h @ v)
         if self.surface_terms:
             jmap = self.surface_map
@@ -340,7 +343,7 @@ class SystemMatrix:
         h = self.elastic_weight * self.elastic + sp.diags(self.diagonal_term)
         for w, c in self.surface_terms:
             h = h + w * self.surface_map.pull_hessian(c)
-        for w, c, _ in self.full_terms:
+        for w, c in self.full_terms:
             h = h + w * c
         return h.tocsr()
 
@@ -380,7 +383,7 @@ class SystemMatrix:
             red, w_map = jmap.coordinate_map(pat.full_to_free)
         # the terms in the order of the SciPy sum (tocsr): surface terms, then node-coordinate terms
         terms = [(w, h, False, True) for w, h in self.surface_terms]
-        terms += [(w, h, same, False) for w, h, same in self.full_terms]
+        terms += [(w, h, self._same_as_elastic(h), False) for w, h in self.full_terms]
         rows, cols = [], []
         for w, h, same, surface in terms:
             if same:  # the elastic pattern: a direct gather
