@@ -27,32 +27,10 @@ from numba import get_num_threads, njit, parallel_chunksize, prange
 from . import psd
 from .barrier_stencils import (FORM_BARRIER, FORM_PARALLEL, cross_squarednorm_blocks, local_gradient, local_hessian,
                                local_value, parallel_edges, parallel_edges_coefficient)
-from .collisions_data import EE, EV, FV, PV, STENCIL_SIZE, VV
-from .distance.edge_edge import edge_edge_distance_squared
-from .distance.point_line import point_line_distance_squared
-from .distance.point_plane import point_plane_distance_squared
-from .distance.point_point import point_point_distance_squared
+from .collisions_data import EE, FV, PV, STENCIL_SIZE, VV
 from .distance.types import EA_EB
 from .scratch import scratch_array
 from .sparse import UPPER_BLOCK, assemble_symmetric_block_csr
-
-
-# ---------------------------------------------------------------------------- per-stencil kernels
-@njit(cache=True)
-def stencil_distance_squared(kind, v, plane, dtype, x, plane_o, plane_n):
-    """Squared distance d2 [m^2] of one stencil (vertex ids v (4,), plane id for PV)."""
-    if kind == VV:
-        return point_point_distance_squared(x[v[0]], x[v[1]])
-    if kind == EV:
-        return point_line_distance_squared(x[v[0]], x[v[1]], x[v[2]])
-    if kind == EE:
-        return edge_edge_distance_squared(x[v[0]], x[v[1]], x[v[2]], x[v[3]], dtype)
-    if kind == FV:
-        return point_plane_distance_squared(x[v[0]], x[v[1]], x[v[2]], x[v[3]])
-    s = 0.0
-    for k in range(3):
-        s += plane_n[plane, k] * (x[v[0], k] - plane_o[plane, k])
-    return s * s
 
 
 # ---------------------------------------------------------------------------- loops over stencils
@@ -69,14 +47,13 @@ SERIAL_BELOW = 2048
 def _value_range(st, geo, sc, lo, hi):
     kind, verts, prims, dtype, eps_x, weight = st
     x, plane_o, plane_n = geo
-    g = np.empty(12)
     v = np.empty(4, np.int64)  # private copies: no per-stencil views (see ``_accumulate_range``)
     acc = 0.0
     for c in range(lo, hi):
         for a in range(4):
             v[a] = verts[c, a]
         acc += local_value(kind[c], v, prims[c, 0], dtype[c], eps_x[c], x, plane_o, plane_n, sc[0],
-                           sc[1] * weight[c], g)
+                           sc[1] * weight[c])
     return acc
 
 

@@ -14,8 +14,7 @@ c_x = |u x v|^2 (u = ea1 - ea0, v = eb1 - eb0): m = m(c_x), gm = m'(c_x) gc, H_m
 Everything here works on 3-tuples read from x (no heap allocation per stencil) and writes into the
 caller's fixed-size buffers: a local gradient (12,) and a local Hessian (12, 12), vertex-major
 (row 3a + i is coordinate i of stencil vertex a). Only the leading 3k entries are written.
-The squared-distance derivatives come from the distance package's unchecked tuple kernels
-(``pe_*`` with type PE_P_E = point-line, ``pt_*`` with P_T = point-plane, ``ee_*`` typed).
+The squared distance and its derivatives come from the dispatch on the stencil kind in ``stencils``.
 """
 from __future__ import annotations
 
@@ -23,20 +22,12 @@ import math
 
 from numba import njit
 
-from .collisions_data import EE, EV, FV, PV, VV
-from .distance.edge_edge import ee_gradient, ee_hessian, ee_value
-from .distance.point_edge import pe_gradient, pe_hessian
-from .distance.point_triangle import pt_gradient, pt_hessian
-from .distance.types import P_T, PE_P_E
+from .collisions_data import EE
+from .distance.edge_edge import ee_value
+from .stencils import row3, stencil_d2, stencil_d2_hessian, stencil_size
 
 
 # ---------------------------------------------------------------------------- scalars
-@njit(cache=True, inline="always")
-def _row(x, i):
-    """Vertex i of x (n, 3) as a 3-tuple [m]."""
-    return (x[i, 0], x[i, 1], x[i, 2])
-
-
 @njit(cache=True, inline="always")
 def barrier_and_derivatives(d2, dhat2):
     """(b, b', b'') of the clamped log barrier at squared distance d2 < dhat2 (one log; the same
@@ -124,62 +115,6 @@ def add_cross_squarednorm_hessian(h, coef, u, v, n):
             h[9 + b, 3 + a] += huv
 
 
-# ---------------------------------------------------------------------------- squared distances
-@njit(cache=True, inline="always")
-def stencil_d2_gradient(kind, v, plane, dtype, x, plane_o, plane_n, g):
-    """d2 [m^2] of one stencil; writes grad d2 [m] into g[:3k]. v: (4,) vertex ids, plane: plane id."""
-    if kind == VV:
-        p0, p1 = _row(x, v[0]), _row(x, v[1])
-        d2 = 0.0
-        for i in range(3):
-            r = p0[i] - p1[i]
-            g[i] = 2.0 * r
-            g[3 + i] = -2.0 * r
-            d2 += r * r
-        return d2
-    if kind == EV:
-        return pe_gradient(_row(x, v[0]), _row(x, v[1]), _row(x, v[2]), PE_P_E, g[:9])
-    if kind == EE:
-        return ee_gradient(_row(x, v[0]), _row(x, v[1]), _row(x, v[2]), _row(x, v[3]), dtype, g)
-    if kind == FV:
-        return pt_gradient(_row(x, v[0]), _row(x, v[1]), _row(x, v[2]), _row(x, v[3]), P_T, g)
-    s = 0.0
-    for k in range(3):
-        s += plane_n[plane, k] * (x[v[0], k] - plane_o[plane, k])
-    for k in range(3):
-        g[k] = 2.0 * s * plane_n[plane, k]
-    return s * s
-
-
-@njit(cache=True)
-def stencil_d2_hessian(kind, v, plane, dtype, x, plane_n, h):
-    """Writes Hess d2 [1] of one stencil into h[:3k, :3k] (every entry of that block)."""
-    if kind == VV:
-        for i in range(3):
-            for j in range(3):
-                e = 2.0 if i == j else 0.0
-                h[i, j] = e
-                h[3 + i, 3 + j] = e
-                h[i, 3 + j] = -e
-                h[3 + i, j] = -e
-    elif kind == EV:
-        pe_hessian(_row(x, v[0]), _row(x, v[1]), _row(x, v[2]), PE_P_E, h[:9, :9])
-    elif kind == EE:
-        ee_hessian(_row(x, v[0]), _row(x, v[1]), _row(x, v[2]), _row(x, v[3]), dtype, h)
-    elif kind == FV:
-        pt_hessian(_row(x, v[0]), _row(x, v[1]), _row(x, v[2]), _row(x, v[3]), P_T, h)
-    else:
-        for i in range(3):
-            for j in range(3):
-                h[i, j] = 2.0 * plane_n[plane, i] * plane_n[plane, j]
-
-
-@njit(cache=True)
-def stencil_d2(kind, v, plane, dtype, x, plane_o, plane_n, g):
-    """d2 [m^2] of one stencil (g: (12,) scratch)."""
-    return stencil_d2_gradient(kind, v, plane, dtype, x, plane_o, plane_n, g)
-
-
 # ---------------------------------------------------------------------------- barrier per stencil
 #: Structure of a local Hessian returned by ``local_hessian`` (used by the exact projections):
 #: FORM_GENERAL: no known structure (mollified edge-edge, or inactive);
@@ -201,7 +136,7 @@ def parallel_edges(kind, v, dtype, eps_x, x, dhat2):
     z = (0.0, 0.0, 0.0)
     if kind != EE:
         return False, 0.0, z, z, z
-    ea0, ea1, eb0, eb1 = _row(x, v[0]), _row(x, v[1]), _row(x, v[2]), _row(x, v[3])
+    ea0, ea1, eb0, eb1 = row3(x, v[0]), row3(x, v[1]), row3(x, v[2]), row3(x, v[3])
     c, u, vv, nn, _, _ = cross_squarednorm_reduced(ea0, ea1, eb0, eb1)
     if not (c == 0.0 and c < eps_x):
         return False, 0.0, z, z, z
@@ -223,14 +158,14 @@ def parallel_edges_coefficient(d2, eps_x, dhat2, sw):
 
 
 @njit(cache=True)
-def local_value(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, g):
-    """sw * m * b of one stencil (g: (12,) scratch)."""
-    d2 = stencil_d2(kind, v, plane, dtype, x, plane_o, plane_n, g)
+def local_value(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw):
+    """sw * m * b of one stencil."""
+    d2 = stencil_d2(kind, v, plane, dtype, x, plane_o, plane_n, None)
     if not d2 < dhat2:
         return 0.0
     b, _, _ = barrier_and_derivatives(d2, dhat2)
     if kind == EE:
-        c, _, _, _, _, _ = cross_squarednorm_reduced(_row(x, v[0]), _row(x, v[1]), _row(x, v[2]), _row(x, v[3]))
+        c, _, _, _, _, _ = cross_squarednorm_reduced(row3(x, v[0]), row3(x, v[1]), row3(x, v[2]), row3(x, v[3]))
         if c < eps_x:
             m, _, _ = mollifier_scalars(c, eps_x)
             return sw * m * b
@@ -240,20 +175,20 @@ def local_value(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, g)
 @njit(cache=True, inline="always")
 def local_gradient(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, g):
     """Writes grad P_c [kappa s w m^3] into g[:3k] (zeros when inactive); returns P_c."""
-    n = 3 * (2 if kind == VV else 3 if kind == EV else 1 if kind == PV else 4)
+    n = 3 * stencil_size(kind)
     par, _, _, _, _ = parallel_edges(kind, v, dtype, eps_x, x, dhat2)
     if par:  # m = 0 and grad m = 0: value and gradient are exactly zero
         for i in range(12):
             g[i] = 0.0
         return 0.0
-    d2 = stencil_d2_gradient(kind, v, plane, dtype, x, plane_o, plane_n, g)
+    d2 = stencil_d2(kind, v, plane, dtype, x, plane_o, plane_n, g)
     if not d2 < dhat2:
         for i in range(n):
             g[i] = 0.0
         return 0.0
     b, db, _ = barrier_and_derivatives(d2, dhat2)
     if kind == EE:
-        c, _, _, _, gu, gv = cross_squarednorm_reduced(_row(x, v[0]), _row(x, v[1]), _row(x, v[2]), _row(x, v[3]))
+        c, _, _, _, gu, gv = cross_squarednorm_reduced(row3(x, v[0]), row3(x, v[1]), row3(x, v[2]), row3(x, v[3]))
         if c < eps_x:
             m, dm, _ = mollifier_scalars(c, eps_x)
             cg = sw * m * db
@@ -278,7 +213,7 @@ def local_hessian(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, 
     there): for an active non-mollified stencil h = c1 g g^T + c2 H_d with c1 = sw b'', c2 = sw b';
     for exactly parallel mollified edges h = c1 H_c (c2 = 0); c1 = c2 = 0 otherwise.
     """
-    n = 3 * (2 if kind == VV else 3 if kind == EV else 1 if kind == PV else 4)
+    n = 3 * stencil_size(kind)
     par, d2, u, vv, nn = parallel_edges(kind, v, dtype, eps_x, x, dhat2)
     if par:  # h = c4 H_c (see FORM_PARALLEL)
         for i in range(12):
@@ -289,7 +224,7 @@ def local_hessian(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, 
         c4 = parallel_edges_coefficient(d2, eps_x, dhat2, sw)
         add_cross_squarednorm_hessian(h, c4, u, vv, nn)
         return True, c4, 0.0, FORM_PARALLEL
-    d2 = stencil_d2_gradient(kind, v, plane, dtype, x, plane_o, plane_n, g)
+    d2 = stencil_d2(kind, v, plane, dtype, x, plane_o, plane_n, g)
     if not d2 < dhat2:
         for i in range(n):
             for j in range(n):
@@ -298,8 +233,8 @@ def local_hessian(kind, v, plane, dtype, eps_x, x, plane_o, plane_n, dhat2, sw, 
     stencil_d2_hessian(kind, v, plane, dtype, x, plane_n, h)
     b, db, d2b = barrier_and_derivatives(d2, dhat2)
     if kind == EE:
-        c, u, vv, nn, gu, gv = cross_squarednorm_reduced(_row(x, v[0]), _row(x, v[1]), _row(x, v[2]),
-                                                         _row(x, v[3]))
+        c, u, vv, nn, gu, gv = cross_squarednorm_reduced(row3(x, v[0]), row3(x, v[1]), row3(x, v[2]),
+                                                         row3(x, v[3]))
         if c < eps_x:
             m, dm, d2m = mollifier_scalars(c, eps_x)
             # gc = (-gu, gu, -gv, gv): h = c2 H_d + [g gc] [[c1, c3], [c3, c5]] [g gc]^T + c4 H_c

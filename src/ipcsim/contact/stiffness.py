@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit, prange
 
 from .barrier import barrier_second_derivative
-from .barrier_potential import stencil_distance_squared as _stencil_d2
+from .stencils import stencil_d2
 
 
 def initial_barrier_stiffness(bbox_diagonal: float, dhat: float, average_mass: float, grad_energy,
@@ -96,7 +96,7 @@ def physical_barrier_stiffness(young_modulus: float, fraction: float = 0.1) -> f
 def _min_d2(kind, verts, prims, dtype, x, plane_o, plane_n):
     d2 = np.full(len(kind), np.inf)
     for c in prange(len(kind)):
-        d2[c] = _stencil_d2(kind[c], verts[c], prims[c, 0], dtype[c], x, plane_o, plane_n)
+        d2[c] = stencil_d2(kind[c], verts[c], prims[c, 0], dtype[c], x, plane_o, plane_n, None)
     return d2.min()
 
 

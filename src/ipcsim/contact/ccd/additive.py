@@ -31,16 +31,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ..collisions_data import EE, EV, FV, VV
-from ..distance import (
-    EE_AUTO,
-    PE_AUTO,
-    PT_AUTO,
-    edge_edge_distance_squared,
-    point_edge_distance_squared,
-    point_point_distance_squared,
-    point_triangle_distance_squared,
-)
+from ..collisions_data import EE, EV, FV
+from ..stencils import CLOSEST, stencil_d2, stencil_size
 
 CONSERVATIVE_RESCALING = 0.9
 """Default ``s`` of ACCD: each step covers at most this fraction of the remaining gap."""
@@ -52,26 +44,15 @@ ROUNDING_SAFETY = 64.0 * np.finfo(np.float64).eps
 """Relative size (times the stencil's largest coordinate) of the distance margin added to ``xi``."""
 
 
-@njit(cache=True)
-def stencil_size(kind: int) -> int:
-    """Number of vertices of a stencil kind (VV 2, EV 3, EE 4, FV 4)."""
-    if kind == VV:
-        return 2
-    if kind == EV:
-        return 3
-    return 4
+#: Vertex ids of a stencil held in its own (4, 3) array (rows in stencil order).
+_ROWS = (0, 1, 2, 3)
 
 
-@njit(cache=True)
-def stencil_distance_squared(kind: int, x: np.ndarray) -> float:
-    """Squared distance [m^2] between the two primitives of a stencil; x (4, 3) [m]."""
-    if kind == FV:
-        return point_triangle_distance_squared(x[0], x[1], x[2], x[3], PT_AUTO)
-    if kind == EE:
-        return edge_edge_distance_squared(x[0], x[1], x[2], x[3], EE_AUTO)
-    if kind == EV:
-        return point_edge_distance_squared(x[0], x[1], x[2], PE_AUTO)
-    return point_point_distance_squared(x[0], x[1])
+@njit(cache=True, inline="always")
+def closest_distance_squared(kind: int, x: np.ndarray) -> float:
+    """Squared distance [m^2] between the two primitives of a stencil (kind VV, EV, EE or FV); x (4, 3) [m]
+    in stencil order (``stencils.stencil_d2`` with ``CLOSEST``)."""
+    return stencil_d2(kind, _ROWS, 0, CLOSEST, x, x, x, None)
 
 
 @njit(cache=True)
@@ -160,7 +141,7 @@ def _line_line_gap_squared(x: np.ndarray) -> float:
 
 @njit(cache=True)
 def distance_lower_bound_squared(kind: int, x: np.ndarray) -> float:
-    """A cheap lower bound [m^2] of ``stencil_distance_squared``: the gap between the two primitives'
+    """A cheap lower bound [m^2] of ``closest_distance_squared``: the gap between the two primitives'
     bounding boxes, and the point-plane (FV) or line-line (EE, not nearly parallel) distance."""
     if kind == FV:
         return max(_aabb_gap_squared(x, 0, 1, 1, 4), _plane_gap_squared(x, 0, 1, 2, 3))
@@ -190,7 +171,7 @@ def additive_ccd_loop(
     for i in range(n):
         for k in range(3):
             x[i, k] = x0[i, k]
-    d = math.sqrt(stencil_distance_squared(kind, x))
+    d = math.sqrt(closest_distance_squared(kind, x))
     if d <= xi:
         return 0.0
     if lp == 0.0:
@@ -204,7 +185,7 @@ def additive_ccd_loop(
         for i in range(n):
             for k in range(3):
                 x[i, k] += t_l * dx[i, k]
-        d = math.sqrt(stencil_distance_squared(kind, x))
+        d = math.sqrt(closest_distance_squared(kind, x))
         if d <= xi:
             return toi  # only reachable through rounding: stop before this step
         if toi > 0.0 and d - xi < gap:

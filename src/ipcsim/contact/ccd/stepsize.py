@@ -15,7 +15,8 @@ from numba import njit, parallel_chunksize, prange
 
 from ..broad_phase.threads import helper_thread, numba_threads, split_in_two, threads_for
 from ..collisions_data import EE, EV, FV, VV
-from .additive import CONSERVATIVE_RESCALING, MAX_ITERATIONS, additive_ccd, point_plane_ccd, stencil_size
+from ..stencils import stencil_size
+from .additive import CONSERVATIVE_RESCALING, MAX_ITERATIONS, additive_ccd, point_plane_ccd
 
 _REFRESH_EVERY = 16  # candidates between two looks at the other chunks' earliest times
 _CHUNKS_PER_THREAD = 8

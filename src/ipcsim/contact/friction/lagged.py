@@ -26,9 +26,9 @@ import numpy as np
 from numba import njit, prange
 
 from ..barrier import barrier_first_derivative, physical_barrier_scale
-from ..barrier_potential import stencil_distance_squared
 from ..collisions_data import EE, KIND_NAMES, PV, STENCIL_SIZE, VV, Collisions
 from ..distance.types import EA_EB
+from ..stencils import stencil_d2
 from .tangent import _cross, _dot, stencil_tangent_frame
 
 
@@ -69,7 +69,7 @@ def _build_frames(kind, vertices, dtype, eps_x, plane_id, x, plane_origins, plan
         gamma[k] = g
         # the squared distance the normal barrier uses (typed for mollified edge-edge stencils)
         t = dtype[k] if dtype[k] >= 0 else EA_EB
-        d2[k] = stencil_distance_squared(kind[k], vertices[k], p, t, x, plane_origins, plane_normals)
+        d2[k] = stencil_d2(kind[k], vertices[k], p, t, x, plane_origins, plane_normals, None)
         lam[k] = normal_force_magnitude(d2[k], dhat2, kappa, scale)
     return keep, beta, T, gamma, d2, lam
 
