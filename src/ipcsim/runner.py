@@ -46,7 +46,8 @@ class Simulation:
     assembled in Python).
 
     Attributes:
-        model: ``ipcsim.model.Model``; state: initial ``State``; solver: has ``step(state_in, state_out, dt)``
+        model: ``ipcsim.model.Model``; state: initial ``State``; solver: has
+            ``step(state_in, state_out, control, dt)`` (control None: the model's own)
             returning ``StepStats``; dt, end_time [s]; output: the scene's "output" dict (every, volume,
             render, checkpoint_every); name: scene name; body_names, obstacle_names: lists of str.
     """

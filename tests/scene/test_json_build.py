@@ -9,7 +9,7 @@ import pytest
 from ipcsim.geometry.mesh_io import load_tet_mesh
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.scene import Scene, SceneError, load_scene
-from ipcsim.solvers.implicit_euler import ImplicitEulerSolver, NewtonSolver, make_solver
+from ipcsim.solvers.implicit_euler import NewtonSolver, make_solver
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "scenes"

@@ -128,3 +128,38 @@ def test_consistent_acceleration_uses_the_mass_matrix():
     solver = ImplicitEulerSolver(model)
     a = solver.consistent_acceleration(state)  # at rest, no contact: gravity alone, M a = M g
     np.testing.assert_allclose(a, np.broadcast_to(model.gravity, a.shape), rtol=1e-10, atol=1e-10)
+
+
+class _Tether:
+    """A test term: w_p k/2 ||q - target||^2 over all nodes (a spring pulling every node to a target)."""
+
+    contact = False
+
+    def __init__(self, target, k, weight):
+        self.target, self.k, self.weight = target, k, weight
+
+    def value(self, ev):
+        return 0.5 * self.weight * self.k * float(np.sum((ev.x - self.target) ** 2))
+
+    def add_to(self, ev, grad, hess):
+        grad += self.weight * self.k * (ev.x - self.target).ravel()
+        hess.add_diagonal(np.full(ev.x.size, self.weight * self.k))
+
+
+def test_a_plugged_in_energy_term_is_summed_by_the_newton_loop(rng):
+    model, state = _cube(gravity=(0.0, 0.0, 0.0))
+    target = model.rest_positions + [0.02, 0.0, 0.0]
+    solver = ImplicitEulerSolver(model, tol=1e-9)
+    solver.add_term(lambda state_in, h, weights: _Tether(target, 1e4, weights[1]))
+    pot = solver.potential(state, 0.01)
+    x = state.x + rng.normal(scale=1e-4, size=state.x.shape)
+    grad, _, _ = pot.gradient_hessian(pot.evaluation(x))
+    d = rng.normal(size=x.shape)
+    eps = 1e-6
+    fd = (pot.energy(pot.evaluation(x + eps * d)) - pot.energy(pot.evaluation(x - eps * d))) / (2 * eps)
+    assert fd == pytest.approx(grad @ d.ravel(), rel=1e-6)
+    for _ in range(60):  # the tether pulls the cube (no gravity, no contact) to the target and holds it there
+        new = state.copy()
+        solver.step(state, new, None, 0.01)
+        state = new
+    np.testing.assert_allclose(state.x.mean(axis=0), target.mean(axis=0), atol=2e-4)

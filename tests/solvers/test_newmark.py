@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ipcsim.model import ModelBuilder, State, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver, make_solver
+from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, make_solver
 
 
 def _cube(gravity=(0.0, -9.81, 0.0), velocity=(0.0, 0.0, 0.0)):

@@ -12,10 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..energies.mass import Mass
 from ..energies.neohookean import lame_parameters, rest_shape_data
 from ..geometry.collision_mesh import CollisionMesh, Plane
-from ..geometry.surface_map import SurfaceMap
 from .control import BoundingBoxStepMotion, Control, KeyframedMotion, NeumannLoad, PrescribedMotion, _time_range
 from .core import Model, State
 

@@ -43,8 +43,8 @@ range over two runs [ms]. pardiso 'reused': same pattern objects (Newton iterati
     3000 114462   2322       175             188            84         72
 
 With one thread each (OPENBLAS/MKL_NUM_THREADS=1, less contention): n = 192: dense 0.20, pardiso reused 0.23,
-fresh (own ordering) 1.3; n = 300: 0.61, 0.29, 1.4; n = 375: 1.0, 0.40, 1.5. So below ~200 rows dense wins outright; up to
-~300 it wins once a step's fresh analysis is counted (and ties or beats cholespy/scipy); from ~300 rows up
+fresh (own ordering) 1.3; n = 300: 0.61, 0.29, 1.4; n = 375: 1.0, 0.40, 1.5. So below ~200 rows dense wins
+outright; up to ~300 it wins once a step's fresh analysis is counted (and ties or beats cholespy/scipy); from ~300 rows up
 OpenBLAS's threaded Cholesky shows contention spikes on this shared machine (13 to 2000 ms seen at n = 300 to
 650) while pardiso's reused analysis keeps winning: hence 300.
 

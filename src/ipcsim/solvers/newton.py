@@ -120,7 +120,8 @@ class StepStats:
 @dataclass
 class _StepSetup:
     """What a step freezes before its Newton solves: the predictor q_hat (n, 3) [m], the prescribed mask (n,),
-    their targets (n, 3) [m], external forces f_ext (n, 3) [N], the weights, and the lagged damping."""
+    their targets (n, 3) [m], external forces f_ext (n, 3) [N], the weights, the lagged damping and the terms
+    added with ``NewtonSolver.add_term``."""
 
     q_hat: np.ndarray
     prescribed: np.ndarray
@@ -128,6 +129,7 @@ class _StepSetup:
     f_ext: np.ndarray
     weights: tuple
     damping: LaggedRayleighDamping | None
+    extra_terms: list
 
 
 def free_coordinates(prescribed: np.ndarray) -> np.ndarray:
@@ -170,7 +172,14 @@ class NewtonSolver:
         self._bbox = float(np.linalg.norm(np.ptp(model.rest_positions[sim], axis=0)))
         #: run ``ipcsim.sanity.check_scene`` at the next step (set False when the caller has checked the scene)
         self.check_on_first_step = bool(sanity_check)
+        self.term_factories: list = []  # extra energy terms (``add_term``)
         self._orderings = {}  # packed free mask -> pardiso ordering of the contact-free H_ff (``_ordering_for``)
+
+    def add_term(self, factory) -> None:
+        """Add an energy term to every step: ``factory(state_in, h, weights)`` returns an ``EnergyTerm`` (or None)
+        for the step from state_in of size h [s] with the integrator's weights (w_i, w_p); it is summed with the
+        built-in terms by the same Newton loop (e.g. an affine body's orthogonality energy, an actuation)."""
+        self.term_factories.append(factory)
 
     @property
     def quasi_static(self) -> bool:
@@ -231,7 +240,9 @@ class NewtonSolver:
         if self.damping_ratio > 0.0:
             _, k_t = self.elastic.gradient_and_hessian(state_in.x)
             damping = LaggedRayleighDamping.from_ratio(k_t, state_in.x, self.damping_ratio, h)
-        return _StepSetup(q_hat, prescribed, target, f_ext, self.integrator.weights(h), damping)
+        weights = self.integrator.weights(h)
+        extra = [t for t in (f(state_in, h, weights) for f in self.term_factories) if t is not None]
+        return _StepSetup(q_hat, prescribed, target, f_ext, weights, damping, extra)
 
     def _friction_term(self, x_t: np.ndarray, x_lag: np.ndarray, h: float, weight: float) -> FrictionTerm:
         """Friction lagged at node positions x_lag (n, 3) [m]: lambda, closest points and tangent frames frozen
@@ -256,6 +267,7 @@ class NewtonSolver:
             terms.append(friction)
         if setup.damping is not None:
             terms.append(DampingTerm(setup.damping))
+        terms.extend(setup.extra_terms)
         return IncrementalPotential(terms, m.surface_map, self.patterns)
 
     def potential(self, state: State, dt: float, control=None, x_lag: np.ndarray | None = None

@@ -30,37 +30,6 @@ from numba import njit
 STALE_FRACTION = 0.25
 
 
-@njit(cache=True)
-def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, indices, data, miss_r, miss_c):
-    """data += weight * C for C's entries in free rows/cols; returns how many were outside the pattern (their
-    reduced (row, col) go to miss_r/miss_c while there is room)."""
-    n_miss = 0
-    for rs in range(len(s_indptr) - 1):
-        r = surf_to_red[rs]
-        if r < 0:
-            continue
-        lo0, hi0 = indptr[r], indptr[r + 1]
-        for k in range(s_indptr[rs], s_indptr[rs + 1]):
-            c = surf_to_red[s_indices[k]]
-            if c < 0:
-                continue
-            lo, hi = lo0, hi0
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if indices[mid] < c:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo < hi0 and indices[lo] == c:
-                data[lo] += weight * s_data[k]
-            else:
-                if n_miss < len(miss_r):
-                    miss_r[n_miss] = r
-                    miss_c[n_miss] = c
-                n_miss += 1
-    return n_miss
-
-
 @njit(cache=True, inline="always")
 def _find(indptr, indices, r, c):
     """Data position of (r, c) in a sorted CSR pattern, or -1."""
@@ -75,6 +44,30 @@ def _find(indptr, indices, r, c):
     if lo < end and indices[lo] == c:
         return lo
     return -1
+
+
+@njit(cache=True)
+def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, indices, data, miss_r, miss_c):
+    """data += weight * C for C's entries in free rows/cols; returns how many were outside the pattern (their
+    reduced (row, col) go to miss_r/miss_c while there is room)."""
+    n_miss = 0
+    for rs in range(len(s_indptr) - 1):
+        r = surf_to_red[rs]
+        if r < 0:
+            continue
+        for k in range(s_indptr[rs], s_indptr[rs + 1]):
+            c = surf_to_red[s_indices[k]]
+            if c < 0:
+                continue
+            pos = _find(indptr, indices, r, c)
+            if pos >= 0:
+                data[pos] += weight * s_data[k]
+            else:
+                if n_miss < len(miss_r):
+                    miss_r[n_miss] = r
+                    miss_c[n_miss] = c
+                n_miss += 1
+    return n_miss
 
 
 @njit(cache=True)
