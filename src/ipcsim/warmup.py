@@ -165,8 +165,12 @@ def prepare_kernels(scene: str | None = None, quiet: bool = False, processes: in
     if not cold:
         return 0.0
     entries = [entry for entry, _, _ in cold]
-    if processes is None:
-        processes = max(1, min(2, os.cpu_count() or 1))
+    if processes is None:  # IPCSIM_COMPILE_PROCESSES=1: no worker (e.g. on a machine busy with other work)
+        try:
+            processes = int(os.environ.get("IPCSIM_COMPILE_PROCESSES", "0")) or min(2, os.cpu_count() or 1)
+        except ValueError:
+            processes = min(2, os.cpu_count() or 1)
+        processes = max(1, processes)
     estimate = max(sum(float(e[3]) for e in s) for s in split_shares(entries, processes))
     if not quiet:
         print(f"compiling numerical kernels (first run only, about {estimate:.0f} s)...", file=sys.stderr,
