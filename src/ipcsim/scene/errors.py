@@ -1,10 +1,16 @@
-"""The one error type of scene loading: a one-line message naming the file and the key path (or script line)."""
+"""The one error type of scene loading: a one-line message naming the file and the key path (or script line);
+and the warning of the IPC script importer."""
 from __future__ import annotations
 
 
 class SceneError(ValueError):
     """A scene that cannot be used. The message is one line: ``FILE: key.path[0].sub: what is wrong``
     (JSON scenes), ``FILE:LINE:COL: invalid JSON: ...`` (malformed JSON) or ``FILE:LINE: ...`` (IPC scripts)."""
+
+
+class IPCScriptWarning(UserWarning):
+    """An IPC script command that ipcsim ignores (it changes nothing physical); the message names the line.
+    (Here, below both ``ipc_script`` and ``ipc_scene``, which warn with it; importable from either.)"""
 
 
 def key_path(parts) -> str:

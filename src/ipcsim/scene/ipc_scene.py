@@ -17,7 +17,7 @@ import numpy as np
 
 from ..model.control import rotation_matrix
 from ..model.control import rotation_xyz as _rotation_xyz
-from .ipc_script import IPCScriptWarning
+from .errors import IPCScriptWarning
 from .mesh_files import MeshFileError, read_keyframe, read_mesh_data, read_seg
 from .placement import place, select_in_box, world_box
 

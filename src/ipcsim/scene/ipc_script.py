@@ -46,13 +46,9 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import SceneError
+from .errors import IPCScriptWarning, SceneError
 
 __all__ = ["parse_script", "read_script_lines", "IPCScriptWarning", "ScriptLine"]
-
-
-class IPCScriptWarning(UserWarning):
-    """An IPC script command that ipcsim ignores (it changes nothing physical); the message names the line."""
 
 
 @dataclass

@@ -1,0 +1,198 @@
+"""The first run on a fresh machine: compile the Numba kernels a scene needs up front, in parallel, and say so.
+
+Numba compiles a kernel on its first call and caches the machine code next to the sources (``__pycache__``,
+``*.nbi`` index + ``*.nbc`` data); a later run loads it in milliseconds. On a cold cache the demo spends
+most of its first run compiling, one kernel after the other, because Numba's compiler holds the GIL. Here:
+
+* ``data/kernels.json`` (the manifest, written by ``benchmarks/record_kernels.py``) lists, for each demo
+  scene, the kernels its run calls from Python (module, name, argument types) and how long each took to
+  compile, its callees included.
+* ``prepare_kernels(scene)`` checks the cache index of each of those kernels. When any is missing (cold
+  cache) it prints one line on stderr, compiles the missing ones split into balanced shares, one share in
+  this process and the others in worker processes (``python -m ipcsim.warmup compile``, which only fill the
+  on-disk cache; the run then loads their kernels from it), and prints how long it took.
+
+Everything here is best effort: a stale manifest, an unknown kernel, a failing worker or an unreadable cache
+only cost time; the run then compiles what it still needs on the first call, as without warming.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+from importlib import resources
+
+#: key of the manifest's kernels common to every demo, used for scenes that are not demos
+COMMON = "*"
+
+
+# ----------------------------------------------------------------------------------------------- manifest
+def load_manifest() -> dict:
+    """The manifest {scene name: [[module, qualname, argument types, seconds], ...]} ({} if unreadable)."""
+    try:
+        text = (resources.files("ipcsim") / "data" / "kernels.json").read_text()
+        return json.loads(text).get("scenes", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def scene_entries(manifest: dict, scene: str | None) -> list:
+    """The manifest's entries of ``scene``; for a scene it does not know, the entries every demo shares."""
+    if scene in manifest:
+        return list(manifest[scene])
+    lists = list(manifest.values())
+    if not lists:
+        return []
+    common = set.intersection(*({tuple(e[:3]) for e in entries} for entries in lists))
+    return [e for e in lists[0] if tuple(e[:3]) in common]
+
+
+def parse_types(text: str) -> tuple:
+    """Numba argument types from their ``str`` (e.g. ``(Array(float64, 2, 'C', False, aligned=True), int64)``)."""
+    from numba.core import types
+
+    value = eval(text, {"__builtins__": {}}, dict(vars(types)))  # noqa: S307 - our own manifest's text
+    return tuple(value) if isinstance(value, tuple) else (value,)
+
+
+def resolve(entry):
+    """(dispatcher, argument types) of a manifest entry, or None when it no longer matches the code."""
+    try:
+        module, qualname, text = entry[:3]
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        if not hasattr(obj, "compile") or not hasattr(obj, "_cache"):
+            return None  # NUMBA_DISABLE_JIT, or not a Numba dispatcher any more
+        return obj, parse_types(text)
+    except Exception:  # noqa: BLE001 - a stale entry only costs its warming
+        return None
+
+
+# ----------------------------------------------------------------------------------------------- cache state
+def is_cached(dispatcher, args: tuple) -> bool:
+    """Whether the on-disk cache holds ``dispatcher`` compiled for ``args`` for this Numba, Python, CPU and
+    source (True when the cache cannot be inspected: then nothing is announced or warmed)."""
+    try:
+        if tuple(args) in dispatcher.overloads:
+            return True
+        cache = dispatcher._cache
+        if not getattr(cache, "_enabled", True):
+            return True  # cache=False: nothing to warm
+        key = cache._index_key(tuple(args), dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001 - private Numba API: if it moved, behave as before (no warming)
+        return True
+
+
+def cold_kernels(entries) -> list:
+    """The entries whose kernel is not in the cache yet, as (entry, dispatcher, argument types)."""
+    cold = []
+    for entry in entries:
+        found = resolve(entry)
+        if found is not None and not is_cached(*found):
+            cold.append((entry, *found))
+    return cold
+
+
+# ----------------------------------------------------------------------------------------------- compiling
+def split_shares(entries, n: int) -> list[list]:
+    """``entries`` ([module, qualname, types, seconds]) in n shares of about equal compile seconds (longest
+    first onto the lightest share); the signatures of one kernel stay in one share (one index file writer)."""
+    groups: dict = {}
+    for e in entries:
+        groups.setdefault((e[0], e[1]), []).append(e)
+    shares = [[] for _ in range(max(1, n))]
+    loads = [0.0] * len(shares)
+    for group in sorted(groups.values(), key=lambda g: -sum(float(e[3]) for e in g)):
+        i = loads.index(min(loads))
+        shares[i] += group
+        loads[i] += sum(float(e[3]) for e in group)
+    return [s for s in shares if s]
+
+
+def compile_entries(entries) -> int:
+    """Compile each entry (a failure skips it); returns how many compiled."""
+    done = 0
+    for entry in entries:
+        found = resolve(entry)
+        if found is None:
+            continue
+        try:
+            found[0].compile(found[1])
+            done += 1
+        except Exception:  # noqa: BLE001 - the run compiles it again on its first call and reports errors then
+            pass
+    return done
+
+
+def _start_worker(entries):
+    """A worker process compiling ``entries`` into the on-disk cache, or None if it cannot start."""
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "ipcsim.warmup", "compile"], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc.stdin.write(json.dumps(entries).encode())
+        proc.stdin.close()
+        return proc
+    except (OSError, ValueError):
+        return None
+
+
+def warm(entries, processes: int) -> None:
+    """Compile ``entries`` in ``processes`` shares: the first here, the others in worker processes."""
+    shares = split_shares(entries, processes)
+    workers = [w for w in (_start_worker(s) for s in shares[1:]) if w is not None]
+    try:
+        compile_entries(shares[0])
+        for w in workers:
+            w.wait()
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+                w.wait()
+
+
+def prepare_kernels(scene: str | None = None, quiet: bool = False, processes: int | None = None) -> float:
+    """Compile the kernels ``scene`` (a demo name; None or another name: the kernels all demos share) needs
+    when the cache lacks any, saying so on stderr unless quiet. Returns the seconds spent (0.0 when warm)."""
+    if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
+        return 0.0
+    cold = cold_kernels(scene_entries(load_manifest(), scene))
+    if not cold:
+        return 0.0
+    entries = [entry for entry, _, _ in cold]
+    if processes is None:  # IPCSIM_COMPILE_PROCESSES=1: no worker (e.g. on a machine busy with other work)
+        try:
+            processes = int(os.environ.get("IPCSIM_COMPILE_PROCESSES", "0")) or min(2, os.cpu_count() or 1)
+        except ValueError:
+            processes = min(2, os.cpu_count() or 1)
+        processes = max(1, processes)
+    estimate = max(sum(float(e[3]) for e in s) for s in split_shares(entries, processes))
+    if not quiet:
+        print(f"compiling numerical kernels (first run only, about {estimate:.0f} s)...", file=sys.stderr,
+              flush=True)
+    start = time.perf_counter()
+    warm(entries, processes)
+    seconds = time.perf_counter() - start
+    if not quiet:
+        print(f"compiled numerical kernels in {seconds:.0f} s", file=sys.stderr, flush=True)
+    return seconds
+
+
+# ----------------------------------------------------------------------------------------------- worker
+def _main(argv) -> int:
+    """``python -m ipcsim.warmup compile``: compile the entries given as JSON on stdin into the cache."""
+    if argv[:1] == ["compile"]:
+        compile_entries(json.loads(sys.stdin.read()))
+    else:
+        print(_main.__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

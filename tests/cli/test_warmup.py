@@ -1,0 +1,100 @@
+"""The cold-cache warm-up of the first run (ipcsim.warmup): detection, message, workers, manifest."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from ipcsim import warmup
+
+KERNELS = '''
+from numba import njit
+
+
+@njit(cache=True)
+def add(a, b):
+    return a + b
+
+
+@njit(cache=True)
+def twice(a):
+    return add(a, a)
+'''
+
+
+@pytest.fixture
+def kernel_module(tmp_path, monkeypatch):
+    """A fresh module of two cached kernels in a temporary directory (its cache is cold); its entries."""
+    name = f"_warmup_kernels_{uuid.uuid4().hex}"
+    (tmp_path / f"{name}.py").write_text(KERNELS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    entries = [[name, "add", "(int64, int64)", 1.0], [name, "twice", "(float64,)", 2.0]]
+    yield tmp_path, entries
+    sys.modules.pop(name, None)
+
+
+def test_cold_cache_is_detected_and_a_worker_fills_it(kernel_module):
+    tmp_path, entries = kernel_module
+    assert [e for e, _, _ in warmup.cold_kernels(entries)] == entries
+    assert not list(tmp_path.rglob("*.nbi"))
+    # a worker process compiles into the on-disk cache; this process then finds both kernels there
+    subprocess.run([sys.executable, "-m", "ipcsim.warmup", "compile"], input=json.dumps(entries), text=True,
+                   check=True)
+    assert list(tmp_path.rglob("*.nbi"))
+    assert warmup.cold_kernels(entries) == []
+
+
+def test_message_and_parallel_warming(kernel_module, monkeypatch, capsys):
+    _, entries = kernel_module
+    monkeypatch.setattr(warmup, "load_manifest", lambda: {"demo": entries})
+    assert warmup.prepare_kernels("demo", processes=2) > 0.0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "compiling numerical kernels (first run only, about 2 s)..."
+    assert err[1].startswith("compiled numerical kernels in ")
+    assert warmup.cold_kernels(entries) == []  # the worker's share (add) is in the cache
+    assert warmup.prepare_kernels("demo") == 0.0
+    assert capsys.readouterr().err == ""
+
+
+def test_quiet_cold_run_prints_nothing(kernel_module, monkeypatch, capsys):
+    _, entries = kernel_module
+    monkeypatch.setattr(warmup, "load_manifest", lambda: {"demo": entries})
+    monkeypatch.setattr(warmup, "_start_worker", lambda entries: pytest.fail("no worker with one process"))
+    monkeypatch.setenv("IPCSIM_COMPILE_PROCESSES", "1")
+    assert warmup.prepare_kernels("demo", quiet=True) > 0.0
+    assert capsys.readouterr().err == ""
+
+
+def test_stale_entries_and_disabled_jit_are_skipped(kernel_module, monkeypatch):
+    _, entries = kernel_module
+    stale = [[entries[0][0], "gone", "(int64,)", 1.0], ["no_such_module_x", "f", "(int64,)", 1.0],
+             [entries[0][0], "add", "(not_a_type,)", 1.0]]
+    assert warmup.cold_kernels(stale) == []
+    assert warmup.compile_entries(stale) == 0
+    monkeypatch.setattr(warmup, "load_manifest", lambda: {"demo": entries})
+    monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")
+    assert warmup.prepare_kernels("demo") == 0.0
+
+
+def test_shares_and_scene_entries():
+    entries = [["m", "a", "(int64,)", 5.0], ["m", "a", "(float64,)", 1.0], ["m", "b", "()", 4.0],
+               ["m", "c", "()", 2.0]]
+    shares = warmup.split_shares(entries, 2)
+    assert shares == [entries[:2], [entries[2], entries[3]]]  # a's signatures together: 6 s vs 6 s
+    assert warmup.split_shares(entries, 1) == [entries]
+    manifest = {"x": entries, "y": [entries[2], ["m", "d", "()", 1.0]]}
+    assert warmup.scene_entries(manifest, "y") == manifest["y"]
+    assert warmup.scene_entries(manifest, None) == [entries[2]]  # what every demo uses
+    assert warmup.scene_entries({}, "x") == []
+
+
+def test_the_shipped_manifest_resolves():
+    manifest = warmup.load_manifest()
+    assert "two-cubes" in manifest
+    found = [warmup.resolve(e) for e in manifest["two-cubes"]]
+    assert all(f is not None for f in found), [e for e, f in zip(manifest["two-cubes"], found) if f is None]

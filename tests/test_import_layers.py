@@ -1,0 +1,186 @@
+"""Dependencies point down only: no import cycle between the package's files, nor between its top-level parts.
+
+Every module of src/ipcsim is parsed with ``ast``; its imports (at module level and inside functions, relative
+ones resolved; ``from . import x`` where x is a submodule imports that submodule) make a directed graph. The
+test fails listing the cycles, (1) between modules and (2) between the top-level parts (``ipcsim.contact``,
+``ipcsim.model``, ``ipcsim.cli``, ...: each top-level module or subpackage of ipcsim is one node; a package's
+``__init__`` counts as part of its package, so its re-exports count).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import ipcsim
+
+ROOT = Path(ipcsim.__file__).resolve().parent
+PACKAGE = "ipcsim"
+
+
+# ----------------------------------------------------------------------------------------------- the graph
+def module_files(root: Path = ROOT, package: str = PACKAGE) -> dict[str, Path]:
+    """{dotted module name: file} of every module under root (a package's name maps to its __init__.py)."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = [package, *path.relative_to(root).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _base(module: str, is_package: bool, level: int, name: str | None) -> str:
+    """The absolute module of a (possibly relative) ``from`` import in ``module``."""
+    if level == 0:
+        return name or ""
+    parts = module.split(".") if is_package else module.split(".")[:-1]
+    parts = parts[: len(parts) - (level - 1)]
+    return ".".join(parts + ([name] if name else []))
+
+
+def _known(name: str, modules) -> str | None:
+    """The longest prefix of ``name`` that is one of ``modules`` (``a.b.c`` -> ``a.b`` if c is a name in it)."""
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:i])
+        if candidate in modules:
+            return candidate
+    return None
+
+
+def imports_of(module: str, path: Path, modules) -> set[str]:
+    """The package modules that ``module`` (file ``path``) imports anywhere in its body."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_package = path.name == "__init__.py"
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _base(module, is_package, node.level, node.module)
+            # "from pkg import x": x is a submodule (imported) or a name defined in pkg
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                       for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            known = _known(target, modules)
+            if known is not None and known != module:
+                found.add(known)
+    return found
+
+
+def module_graph(root: Path = ROOT, package: str = PACKAGE) -> dict[str, set[str]]:
+    """{module: modules it imports} for every module of the package."""
+    files = module_files(root, package)
+    return {m: imports_of(m, p, files) for m, p in files.items()}
+
+
+def part_of(module: str, package: str = PACKAGE) -> str:
+    """The top-level part a module belongs to: ``ipcsim.contact.ccd.additive`` -> ``ipcsim.contact``."""
+    return ".".join(module.split(".")[:2])
+
+
+def part_graph(graph: dict[str, set[str]], package: str = PACKAGE) -> dict[str, set[str]]:
+    """The module graph collapsed onto top-level parts (edges inside one part dropped; the package's own
+    ``__init__`` is no part)."""
+    out: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        if module == package:
+            continue
+        a = part_of(module, package)
+        out.setdefault(a, set())
+        out[a] |= {part_of(t, package) for t in targets if t != package and part_of(t, package) != a}
+    return out
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles of a directed graph, one per strongly connected component with more than one node (or a
+    self loop), each as a closed path through that component [a, b, ..., a]; [] when there are none."""
+    index, low, on_stack, stack, comps = {}, {}, set(), [], []
+
+    def connect(v):  # Tarjan's strongly connected components (graphs here are small: recursion is fine)
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in graph.get(v, ()):
+                comps.append(set(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return [_cycle_in(graph, comp) for comp in comps]
+
+
+def _cycle_in(graph, comp: set) -> list:
+    """A closed path [start, ..., start] inside the strongly connected component ``comp``."""
+    start = min(comp)
+    parent, frontier = {start: None}, [start]
+    while frontier:  # breadth first back to start, within the component
+        nxt = []
+        for v in frontier:
+            for w in sorted(graph.get(v, ())):
+                if w == start:
+                    path = [v]
+                    while parent[path[-1]] is not None:
+                        path.append(parent[path[-1]])
+                    return [*reversed(path), start]
+                if w in comp and w not in parent:
+                    parent[w] = v
+                    nxt.append(w)
+        frontier = nxt
+    return [start, start]
+
+
+def describe(cycles) -> str:
+    return "\n".join("  " + " -> ".join(c) for c in cycles)
+
+
+# ----------------------------------------------------------------------------------------------- tests
+def test_find_cycles_on_a_hand_made_graph():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}, "f": {"d"}}
+    cycles = find_cycles(graph)
+    assert sorted(map(tuple, cycles)) == [("a", "b", "c", "a"), ("e", "e")]
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_imports_are_resolved(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .a import f\n")
+    (pkg / "a.py").write_text("def f():\n    from .sub import b\n    from . import c\n")
+    (pkg / "c.py").write_text("import pkg.sub.b as bb\nimport numpy\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "b.py").write_text("from ..a import f\nfrom .. import c\n")
+    graph = module_graph(pkg, "pkg")
+    assert graph == {"pkg": {"pkg.a"}, "pkg.a": {"pkg.sub.b", "pkg.c"}, "pkg.c": {"pkg.sub.b"},
+                     "pkg.sub": set(), "pkg.sub.b": {"pkg.a", "pkg.c"}}
+    assert sorted(map(tuple, find_cycles(graph))) == [("pkg.a", "pkg.sub.b", "pkg.a")]
+    assert part_graph(graph, "pkg") == {"pkg.a": {"pkg.sub", "pkg.c"}, "pkg.c": {"pkg.sub"},
+                                        "pkg.sub": {"pkg.a", "pkg.c"}}
+
+
+def test_no_import_cycle_between_modules():
+    graph = module_graph()
+    cycles = find_cycles(graph)
+    assert not cycles, "import cycles between modules:\n" + describe(cycles)
+
+
+def test_no_import_cycle_between_top_level_parts():
+    graph = part_graph(module_graph())
+    cycles = find_cycles(graph)
+    assert not cycles, "import cycles between the top-level parts of ipcsim:\n" + describe(cycles)
