@@ -175,3 +175,33 @@ def test_svd_lanes_bitwise_equal_to_svd3_rv(rng):
             assert np.array_equal(work[(U_ROW + np.arange(9)) * LANES + l], u.ravel())
             assert np.array_equal(work[(SIGMA_ROW + np.arange(3)) * LANES + l], s)
             assert np.array_equal(work[(V_ROW + np.arange(9)) * LANES + l], v.ravel())
+
+
+@pytest.mark.parametrize("name,state", [(m, s) for m in sorted(MATERIALS) for s in STATES
+                                        if (m, s) != ("NH", "inverted")])
+def test_energy_equals_the_per_material_reference(name, state, monkeypatch):
+    """ElasticTerm.energy (lane SVDs, chunk sums) equals materials.elastic_energy to round-off, and gives the
+    same bits on one thread and on all threads (the parallel path forced on this small mesh)."""
+    from ipcsim.energies.materials import elastic_energy
+    from ipcsim.solvers import elastic
+
+    rng = np.random.default_rng(7 + 10 * sorted(MATERIALS).index(name) + list(STATES).index(state))
+    model, x = _model(name, rng, state)
+    term = ElasticTerm(model)
+    ref = sum(elastic_energy(n, x, model.tets[i], model.dm_inv[i], model.volume[i], model.mu[i], model.lam[i])
+              for n, i in model.material_groups)
+    e = term.energy(x)
+    assert abs(e - ref) <= 1e-13 * abs(ref)
+    monkeypatch.setattr(elastic, "SERIAL_BELOW_TETS", 0)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(max(2, threads) if numba.config.NUMBA_NUM_THREADS > 1 else 1)
+        e_parallel = term.energy(x)
+    finally:
+        numba.set_num_threads(threads)
+    assert e_parallel == e
+
+
+def test_energy_is_infinite_for_an_inverted_neo_hookean_tet(rng):
+    model, x = _model("NH", rng, "inverted")
+    assert ElasticTerm(model).energy(x) == np.inf

@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit, prange
 
 from .barrier import barrier_second_derivative
+from .broad_phase.threads import numba_threads, threads_for
 from .stencils import stencil_d2
 
 
@@ -111,7 +112,8 @@ def minimum_distance_squared(collisions, mesh, x) -> float:
     if len(collisions) == 0:
         return math.inf
     plane_o, plane_n = mesh.planes_array()
-    return float(_min_d2(np.ascontiguousarray(collisions.kind), np.ascontiguousarray(collisions.vertices),
-                         np.ascontiguousarray(collisions.primitives), np.ascontiguousarray(collisions.dtype),
-                         x, plane_o, plane_n))
+    with numba_threads(threads_for(len(collisions))):  # small sets: one thread (see broad_phase.threads)
+        return float(_min_d2(np.ascontiguousarray(collisions.kind), np.ascontiguousarray(collisions.vertices),
+                             np.ascontiguousarray(collisions.primitives), np.ascontiguousarray(collisions.dtype),
+                             x, plane_o, plane_n))
 

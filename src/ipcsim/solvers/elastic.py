@@ -13,13 +13,16 @@ symbolic analysis) can recognise an unchanged pattern by identity.
 """
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, parallel_chunksize, prange
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..energies.materials import (STIFFNESS_EIGEN, elastic_energy, material_info, material_response_into,
-                                  material_scratch, needs_inversion_guard)
+from ..contact.broad_phase.threads import cpu_cores, numba_threads
+from ..energies.materials import (FCR, LCR, LCR_LAGGED, STIFFNESS_EIGEN, material_info, material_psi,
+                                  material_response_into, material_scratch, needs_inversion_guard)
+from ..energies.mat3 import det3
 from ..energies.svd_lanes import F_ROW, LANES, SIGMA_ROW, U_ROW, V_ROW, lanes_workspace, svd3_rv_lanes
 from ..energies.tet_blocks import (HW_H, HW_STRIDE, deformation_gradient_into, hessian_workspace,
                                    shape_gradients_into, tet_gradient_into, tet_hessian_from_dpdf_into,
@@ -31,6 +34,45 @@ from ..model import Model
 # ------------------------------------------------------------------------------------------ kernels
 #: Tets per chunk (the unit of parallel work; fixed, so that the summation order does not depend on threads).
 _CHUNK = 512
+
+#: Models with fewer tets evaluate their elastic energy and derivatives on one thread on machines with fewer than
+#: 4 cores (a tenth of it on larger machines). Measured on the shared 2-core machine (load 3 to 4 from other
+#: jobs; LCR; median of 31, twice) [ms], gradient + Hessian / energy, 1 thread vs 2: teddy 1,207 tets 0.63-0.75 /
+#: 0.79-0.85 vs 0.59-0.78 / 0.40-0.48; box 3,072 tets 1.7 / 2.1 vs 24 / 12; 10,368 tets 10.3 / 11.2 vs 36 / 12-13:
+#: a parallel region waits for the second core whenever another process holds it (up to ~10 ms a call in the
+#: small-scene benchmark), which costs far more than the second thread can save on small meshes.
+SERIAL_BELOW_TETS = 5_000
+
+
+def _threads(n_tets: int) -> int:
+    """Numba threads for an elastic evaluation over n_tets tets (see ``SERIAL_BELOW_TETS``)."""
+    below = SERIAL_BELOW_TETS if cpu_cores() < 4 else SERIAL_BELOW_TETS // 10
+    return 1 if n_tets < below else nb.get_num_threads()
+
+
+@njit(cache=True, inline="always")
+def _load_lanes(x, tets, dm_inv, e0, n, f, work) -> None:
+    """F (3, 3) of the tets e0 .. e0 + n - 1 into the F rows of the lanes workspace (identity in padding lanes);
+    f: (3, 3) scratch."""
+    for l in range(LANES):
+        if l < n:
+            deformation_gradient_into(x, tets, dm_inv, e0 + l, f)
+        else:  # padding lane
+            for i in range(3):
+                for j in range(3):
+                    f[i, j] = 1.0 if i == j else 0.0
+        for i in range(3):
+            for j in range(3):
+                work[(F_ROW + 3 * i + j) * LANES + l] = f[i, j]
+
+
+@njit(cache=True, inline="always")
+def _read_lane(work, l, f, s) -> None:
+    """F (3, 3) and the signed singular values s (3,) of lane l of the lanes workspace."""
+    for i in range(3):
+        s[i] = work[(SIGMA_ROW + i) * LANES + l]
+        for j in range(3):
+            f[i, j] = work[(F_ROW + 3 * i + j) * LANES + l]
 
 
 @njit(cache=True)
@@ -51,23 +93,13 @@ def _tet_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi, blk_off, indptr,
     g, ge, hw = np.empty((4, 3)), np.empty(12), hessian_workspace()
     for e0 in range(lo, hi, LANES):
         n = min(LANES, hi - e0)
-        for l in range(LANES):
-            if l < n:
-                deformation_gradient_into(x, tets, dm_inv, e0 + l, f)
-            else:  # padding lane
-                for i in range(3):
-                    for j in range(3):
-                        f[i, j] = 1.0 if i == j else 0.0
-            for i in range(3):
-                for j in range(3):
-                    work[(F_ROW + 3 * i + j) * LANES + l] = f[i, j]
+        _load_lanes(x, tets, dm_inv, e0, n, f, work)
         svd3_rv_lanes(work)
         for l in range(n):
             e = e0 + l
+            _read_lane(work, l, f, s)
             for i in range(3):
-                s[i] = work[(SIGMA_ROW + i) * LANES + l]
                 for j in range(3):
-                    f[i, j] = work[(F_ROW + 3 * i + j) * LANES + l]
                     u[i, j] = work[(U_ROW + 3 * i + j) * LANES + l]
                     v[i, j] = work[(V_ROW + 3 * i + j) * LANES + l]
             kind = material_response_into(codes[e], f, u, s, v, mu[e], lam[e], p, dpdf, dpsi, d2psi, ap, scratch)
@@ -105,6 +137,60 @@ def _assemble(codes, x, tets, dm_inv, volume, mu, lam, blk_off, indptr, chunk_bo
             c = phase_chunks[k]
             _tet_range(codes, x, tets, dm_inv, volume, mu, lam, chunk_bounds[c], chunk_bounds[c + 1], blk_off,
                        indptr, grad_out, data_out)
+
+
+@njit(cache=True, inline="always")
+def _uses_rotation(code) -> bool:
+    return code == LCR or code == LCR_LAGGED or code == FCR
+
+
+@njit(cache=True)
+def _psi(code, f, s, mu, lam) -> float:
+    """Energy density [Pa] of material ``code`` at F (3, 3) with signed singular values s (3,) (read for the
+    rotation-based materials only): the arithmetic of ``materials.material_psi``, without its SVD."""
+    if code == LCR or code == LCR_LAGGED:
+        e0, e1, e2 = s[0] - 1.0, s[1] - 1.0, s[2] - 1.0
+        tr = e0 + e1 + e2
+        return mu * (e0 * e0 + e1 * e1 + e2 * e2) + 0.5 * lam * tr * tr
+    if code == FCR:
+        jm1 = det3(f) - 1.0
+        return mu * ((s[0] - 1.0) ** 2 + (s[1] - 1.0) ** 2 + (s[2] - 1.0) ** 2) + 0.5 * lam * jm1 * jm1
+    return material_psi(code, f, mu, lam)
+
+
+@njit(cache=True)
+def _energy_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi) -> float:
+    """sum_e volume_e Psi(F_e) [J] over the tets lo <= e < hi, in tet order; the SVDs of F run LANES tets at a
+    time (svd_lanes.py: bitwise equal to svd_rv, so each tet's term is that of ``materials.elastic_energy``)."""
+    work = lanes_workspace()
+    f, s = np.empty((3, 3)), np.empty(3)
+    total = 0.0
+    for e0 in range(lo, hi, LANES):
+        n = min(LANES, hi - e0)
+        _load_lanes(x, tets, dm_inv, e0, n, f, work)
+        rotation = False
+        for l in range(n):
+            rotation = rotation or _uses_rotation(codes[e0 + l])
+        if rotation:
+            svd3_rv_lanes(work)
+        for l in range(n):
+            e = e0 + l
+            _read_lane(work, l, f, s)
+            total += volume[e] * _psi(codes[e], f, s, mu[e], lam[e])
+    return total
+
+
+@njit(cache=True, parallel=True)
+def _energy(codes, x, tets, dm_inv, volume, mu, lam, chunk_bounds) -> float:
+    """Psi [J]: the chunks' sums (in parallel), added in chunk order (the same bits on any number of threads)."""
+    n_chunks = len(chunk_bounds) - 1
+    partial = np.zeros(n_chunks)
+    for c in prange(n_chunks):
+        partial[c] = _energy_range(codes, x, tets, dm_inv, volume, mu, lam, chunk_bounds[c], chunk_bounds[c + 1])
+    total = 0.0
+    for c in range(n_chunks):
+        total += partial[c]
+    return total
 
 
 def _bandwidth_order(tets: np.ndarray, n_vertices: int) -> np.ndarray:
@@ -245,8 +331,14 @@ class ElasticTerm:
                                       [np.zeros((0, 4), np.int64)])
 
     def energy(self, x: np.ndarray) -> float:
-        """Psi(x) [J] at positions x (n, 3) [m] (+inf if a guarded tet is inverted)."""
-        return sum(elastic_energy(name, x, t, dm, vol, mu, lam) for name, t, dm, vol, mu, lam in self._groups)
+        """Psi(x) [J] at positions x (n, 3) [m] (+inf if a guarded tet is inverted); the same per-tet terms as
+        ``materials.elastic_energy``, summed in this object's tet order by chunks."""
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        if len(self._tets) == 0:
+            return 0.0
+        with parallel_chunksize(1), numba_threads(_threads(len(self._tets))):
+            return float(_energy(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam,
+                                 self._chunk_bounds))
 
     def gradient_and_hessian(self, x: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
         """Gradient (3n,) [N] and PSD-projected Hessian (3n, 3n) [N/m] CSR on ``self.pattern`` (fresh data)."""
@@ -254,7 +346,7 @@ class ElasticTerm:
         pat = self.pattern
         grad = np.zeros(3 * pat.n_vertices)
         data = np.zeros(pat.nnz)
-        with parallel_chunksize(1):  # dynamic scheduling of the chunks of a phase
+        with parallel_chunksize(1), numba_threads(_threads(len(self._tets))):  # dynamic scheduling of the chunks
             _assemble(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam, pat.blk_off,
                       pat.indptr, self._chunk_bounds, self._phase_ptr, self._phase_chunks, grad, data)
         return grad, pat.csr(data)

@@ -4,6 +4,7 @@
     f.factor(A, ordering=None)            # A (n, n) SPD CSR (sorted indices) [any consistent units]
     X = f.solve(B)                        # B (n,) or (n, k) -> X of B's shape, A X = B; as often as needed
     f.reset()                             # forget analysis and orderings: the next factor depends on A alone
+    f.reset(keep_analysis=True)           # the same, keeping a pardiso analysis made with a given ordering
 
 Backends (``available_backends()``, fastest first):
 
@@ -146,11 +147,13 @@ class Factorization:
     def given_orderings(self) -> int:
         return self._pardiso.given_orderings if self._pardiso is not None else 0
 
-    def reset(self) -> None:
+    def reset(self, keep_analysis: bool = False) -> None:
         """Drop the factor, the symbolic analysis and the reusable ordering: the next ``factor`` gives the same
-        bits as a new ``Factorization`` would (statistics are kept)."""
+        bits as a new ``Factorization`` would (statistics are kept). keep_analysis: keep a pardiso analysis that
+        took the caller's ordering (``pardiso.PardisoSPD.reset``): the next ``factor`` of the same pattern object
+        with the same ordering object skips the analysis and still gives the bits of a new object."""
         if self._pardiso is not None:
-            self._pardiso.reset()
+            self._pardiso.reset(keep_analysis)
         self._solver = None
         self.backend = self.method = self.n = None
 

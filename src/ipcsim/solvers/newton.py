@@ -174,6 +174,8 @@ class NewtonSolver:
         self.check_on_first_step = bool(sanity_check)
         self.term_factories: list = []  # extra energy terms (``add_term``)
         self._orderings = {}  # packed free mask -> pardiso ordering of the contact-free H_ff (``_ordering_for``)
+        self._last_static = None  # (parameters, xs, active set) of the last ``_static_collisions``
+        self._last_ordering = (None, None)  # (free mask object, its ordering) of the last ``_ordering_for``
 
     def add_term(self, factory) -> None:
         """Add an energy term to every step: ``factory(state_in, h, weights)`` returns an ``EnergyTerm`` (or None)
@@ -188,19 +190,24 @@ class NewtonSolver:
 
     # ------------------------------------------------------------------ history, surface, collisions
     def forget_history(self) -> None:
-        """Drop the caches kept across steps (the free-dof sparsity pattern, the factorization's analysis and
-        reusable ordering): their explicit zeros and orderings change the round-off, and each step must be a
-        function of its input state alone so that a run resumed from a checkpoint equals an uninterrupted one.
-        Called at the start of every ``step``."""
+        """Drop the caches kept across steps (the surface entries of the free-dof sparsity pattern, the factor
+        and its reusable ordering): their explicit zeros and orderings change the round-off, and each step must
+        be a function of its input state alone so that a run resumed from a checkpoint equals an uninterrupted
+        one. Kept: the base pattern (elastic block and diagonal) and an analysis of it made with the model's own
+        ordering (``_ordering_for``), both functions of the model and the free mask alone, which give the bits
+        of fresh ones and save the step's first symbolic analysis. Called at the start of every ``step``."""
         self.patterns.clear()
-        self.linear.reset()
+        self.linear.reset(keep_analysis=True)
 
     def _ordering_for(self, free: np.ndarray):
         """The factorization's fill-reducing ordering of the contact-free Newton matrix H_ff (elastic pattern and
         diagonal) for this free mask, computed once per mask: it depends on the model and the mask only, so
         steps stay history-free, and no step pays for a nested dissection. None where the backend has none."""
+        if self._last_ordering[0] is free:  # the same mask object: the Newton iterations of a solve
+            return self._last_ordering[1]
         n_free = int(np.count_nonzero(free))
         if resolve_backend(self.linear_backend, n_free, self.linear.dense_below) != "pardiso":
+            self._last_ordering = (free, None)
             return None
         key = np.packbits(free).tobytes()
         if key not in self._orderings:
@@ -211,6 +218,7 @@ class NewtonSolver:
             if len(self._orderings) >= 4:
                 self._orderings.pop(next(iter(self._orderings)))
             self._orderings[key] = compute_ordering(base.csr(data))
+        self._last_ordering = (free, self._orderings[key])
         return self._orderings[key]
 
     def _surface(self, x: np.ndarray) -> np.ndarray:
@@ -222,10 +230,31 @@ class NewtonSolver:
         return dict(use_area_weighting=conv, use_improved_max_approximator=conv)
 
     def _static_collisions(self, xs: np.ndarray):
-        """The active set at surface positions xs (static broad phase inflated by dhat / 2)."""
+        """The active set at surface positions xs (n_surface, 3) [m] (static broad phase inflated by dhat / 2).
+
+        The last one is kept with a copy of its positions: a step's end state is the next step's start, where
+        the friction lagging asks for the same set again (a pure function of xs and the parameters, so the
+        kept set is the one a fresh build would give)."""
         mesh = self.model.collision_mesh
+        key = (self.contact.dhat, self.contact.convergent)
+        last = self._last_static
+        if last is not None and last[0] == key and np.array_equal(last[1], xs):
+            return last[2]
         candidates = build_candidates(mesh, xs, None, inflation_radius=0.5 * self.contact.dhat)
-        return build_collisions(mesh, xs, self.contact.dhat, candidates=candidates, **self._build_args())
+        coll = build_collisions(mesh, xs, self.contact.dhat, candidates=candidates, **self._build_args())
+        self._last_static = (key, np.array(xs, np.float64), coll)
+        return coll
+
+    def _keep_static(self, ev) -> None:
+        """Keep the active set of the evaluation ev (at the step's end) as the static one at ev.xs: it was built
+        by the same ``build_collisions`` call at the same positions from the line search's trajectory candidates,
+        a superset of the static ones (the trajectory boxes hold the static boxes of every point of the segment,
+        both inflated by dhat / 2), and its stencils are canonically ordered (``collisions.merge``): the same set
+        a static broad phase would give, without building it again."""
+        coll = ev.cache.get("collisions")
+        if coll is not None and coll.dhat == self.contact.dhat and ev.candidates is not None:
+            key = (self.contact.dhat, self.contact.convergent)
+            self._last_static = (key, np.array(ev.xs, np.float64), coll)
 
     # ------------------------------------------------------------------ the potential
     def _setup(self, state_in: State, h: float, control) -> _StepSetup:
@@ -340,8 +369,9 @@ class NewtonSolver:
                 fric = self._friction_term(state_in.x, state_in.x if lag == 0 else x, h, setup.weights[1])
                 stats.n_friction = len(fric.collisions)
             stats.lagging_iterations = lag + 1
-            x, e = self._newton(self._potential(setup, fric), x, setup, h, stats)
-        xs = self._surface(x)
+            x, e, ev = self._newton(self._potential(setup, fric), x, setup, h, stats)
+        xs = ev.xs
+        self._keep_static(ev)
         coll = self._static_collisions(xs)
         stats.n_contacts = len(coll)
         if len(coll):
@@ -417,7 +447,7 @@ class NewtonSolver:
             if small:
                 stats.converged = True
                 break
-        return x, e
+        return x, e, ev
 
 
 class _NoHessian:

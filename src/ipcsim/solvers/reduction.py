@@ -241,14 +241,17 @@ class FreePattern:
 
 class PatternCache:
     """Holds the last ``FreePattern`` of a solver (``SystemMatrix.free_block`` reads and replaces it), so that
-    consecutive Newton matrices share one pattern object while it does not change."""
+    consecutive Newton matrices share one pattern object while it does not change, and the last base pattern
+    (elastic block and diagonal, no surface entries: a function of the model and the free mask alone)."""
 
     def __init__(self):
         self.pattern: FreePattern | None = None
+        self.base: FreePattern | None = None
 
     def clear(self) -> None:
-        """Forget the pattern (history-free steps)."""
-        self.pattern = None
+        """Forget the surface entries seen (history-free steps): back to the base pattern, whose object is
+        kept, so that a factorisation can keep its analysis of it across steps."""
+        self.pattern = self.base
 
 
 class SystemMatrix:
@@ -346,7 +349,10 @@ class SystemMatrix:
         e = self.elastic
         pat = self.cache.pattern
         if pat is None or not pat.matches(e.indices, free):
-            pat = FreePattern(e.indptr, e.indices, free)
+            base = self.cache.base
+            if base is None or not base.matches(e.indices, free):
+                base = self.cache.base = FreePattern(e.indptr, e.indices, free)
+            pat = base
         data, miss = self._fill(pat)
         if miss is not None:
             if pat.n_surface_entries > STALE_FRACTION * pat.nnz:  # many stale entries: start afresh

@@ -29,13 +29,12 @@ query on the sheets, 71 ms for the ee query alone, so it was dropped.
 """
 from __future__ import annotations
 
-import os
-
 import numba as nb
 import numpy as np
 
 from .columns import cell_index, column_grid, join_buckets
 from .pair_buffers import overflow_pairs, scan_pairs, sort_pairs  # noqa: F401  (scan_pairs: API)
+from .threads import cpu_cores
 
 CELL_FACTOR = 1.5  # column side / mean largest box side across the sweep axis
 SORT_BINS_PER_BOX = 2  # uniform bins per box of the sort's counting pass (``columns.sweep_order``)
@@ -264,7 +263,7 @@ def n_threads() -> int:
     start whenever the other core was busy, more than the whole serial join of a 6k-vertex scene)."""
     if THREADS is not None:
         return max(1, min(int(THREADS), nb.config.NUMBA_NUM_THREADS))
-    cores = os.cpu_count() or 1
+    cores = cpu_cores()
     return nb.config.NUMBA_NUM_THREADS if cores >= 4 else 1
 
 

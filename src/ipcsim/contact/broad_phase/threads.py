@@ -8,6 +8,7 @@ sleep and the second core was taken): a 6k-vertex scene's CCD narrow phase took 
 """
 from __future__ import annotations
 
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -19,10 +20,17 @@ PARALLEL_MIN_WORK = 20_000
 a tenth of it on larger machines, where starting the threads is cheap."""
 
 
+@functools.lru_cache(maxsize=1)
+def cpu_cores() -> int:
+    """``os.cpu_count()`` (1 if unknown), read once: the call costs ~25 us on the development machine, and the
+    small-input decisions ask for it several times per Newton iteration."""
+    return os.cpu_count() or 1
+
+
 def threads_for(work: int) -> int:
     """Numba threads for a call over ``work`` items: 1 when the work is small (see ``PARALLEL_MIN_WORK``),
     else the current ``numba.get_num_threads()``."""
-    cores = os.cpu_count() or 1
+    cores = cpu_cores()
     min_work = PARALLEL_MIN_WORK if cores < 4 else PARALLEL_MIN_WORK // 10
     return 1 if work < min_work else nb.get_num_threads()
 
@@ -64,5 +72,5 @@ def split_in_two(work: int) -> bool:
     spinning afterwards, slowing whatever runs next), when Numba may use 2+ threads and the work pays for the
     hand-over. Larger work runs in a Numba parallel region, whose dynamic scheduling balances better (CCD
     narrow phase on 156k candidates: 25 ms against 33 ms in two halves)."""
-    return ((os.cpu_count() or 1) < 4 and nb.get_num_threads() >= 2
+    return (cpu_cores() < 4 and nb.get_num_threads() >= 2
             and SPLIT_MIN_WORK <= work < PARALLEL_MIN_WORK)

@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from .. import psd
+from ..broad_phase.threads import numba_threads, threads_for
 from ..collisions_data import STENCIL_SIZE
 from ..sparse import assemble_block_csr
 from .lagged import FrictionCollisions
@@ -219,14 +220,16 @@ class FrictionPotential:
         vertices, nv, T, gamma, s, u = self._prepare(fc, u)
         if len(vertices) == 0:
             return 0.0
-        return float(_value_kernel(vertices, nv, T, gamma, s, self.eps_u, u))
+        with numba_threads(threads_for(len(vertices))):  # small sets: one thread (see broad_phase.threads)
+            return float(_value_kernel(vertices, nv, T, gamma, s, self.eps_u, u))
 
     def gradient(self, fc: FrictionCollisions, u) -> np.ndarray:
         """dD/du (3 n_vertices,) [N], vertex-major."""
         vertices, nv, T, gamma, s, u = self._prepare(fc, u)
         if len(vertices) == 0:
             return np.zeros(u.size)
-        local = _local_gradients(vertices, nv, T, gamma, s, self.eps_u, u)
+        with numba_threads(threads_for(len(vertices))):
+            local = _local_gradients(vertices, nv, T, gamma, s, self.eps_u, u)
         return _scatter_gradient(vertices, nv, local, u.size)
 
     def force(self, fc: FrictionCollisions, u, no_mu: bool = False) -> np.ndarray:
@@ -234,7 +237,8 @@ class FrictionPotential:
         vertices, nv, T, gamma, s, u = self._prepare(fc, u, no_mu=no_mu)
         if len(vertices) == 0:
             return np.zeros(u.size)
-        local = _local_gradients(vertices, nv, T, gamma, s, self.eps_u, u)
+        with numba_threads(threads_for(len(vertices))):
+            local = _local_gradients(vertices, nv, T, gamma, s, self.eps_u, u)
         return -_scatter_gradient(vertices, nv, local, u.size)
 
     def hessian(self, fc: FrictionCollisions, u, project: bool | str = "clamp") -> sp.csr_matrix:
@@ -250,7 +254,8 @@ class FrictionPotential:
         vertices, nv, T, gamma, s, u = self._prepare(fc, u)
         if len(vertices) == 0:
             return sp.csr_matrix((u.size, u.size))
-        local = _hessian_local(vertices, nv, T, gamma, s, self.eps_u, u, mode)
+        with numba_threads(threads_for(len(vertices))):
+            local = _hessian_local(vertices, nv, T, gamma, s, self.eps_u, u, mode)
         return assemble_block_csr(vertices, nv, local, len(u))
 
 
