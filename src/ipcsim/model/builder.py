@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..energies.mass import Mass
 from ..energies.neohookean import lame_parameters, rest_shape_data
 from ..geometry.collision_mesh import CollisionMesh, Plane
+from ..geometry.voxel_cage import box_tet_mesh  # noqa: F401  (re-exported: ipcsim.model.box_tet_mesh)
 from .control import BoundingBoxStepMotion, Control, KeyframedMotion, NeumannLoad, PrescribedMotion, _time_range
 from .core import Model, State
 
@@ -29,6 +31,7 @@ class _Body:
     fixed: np.ndarray
     material: str
     angular_velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    embedded: object = None  # model.embedded.EmbeddedData for an embedded body
 
 
 @dataclass
@@ -94,6 +97,30 @@ class ModelBuilder:
                                   float(poisson_ratio), _vec3(velocity, "velocity"), fixed_mask, material,
                                   _vec3(angular_velocity, "angular_velocity")))
         return len(self._bodies) - 1
+
+    def add_embedded_body(self, fine_vertices, fine_elements, *, coarse=None, resolution=None, density=1000.0,
+                          youngs_modulus=1e5, poisson_ratio=0.4, translation=(0.0, 0.0, 0.0), rotation=None,
+                          scale=1.0, velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), fixed=None,
+                          material="NH", mass="lumped") -> int:
+        """Add a fine body embedded in a coarse tet mesh (Embedded IPC, ``model.embedded``); returns its body id.
+
+        fine_vertices (n, 3) [m] with fine_elements (t, 4) tets or (f, 3) a closed triangle surface: the collision
+        surface (the tets' boundary), its mass and its volume. coarse: (vertices (n_c, 3) [m], tets (m, 4)),
+        placed with the same scale/rotation/translation, or None for a voxel cage at ``resolution`` (a cell
+        size [m], or {"vertices": target count}). The body's nodes are the coarse vertices (Dirichlet/Neumann
+        selections by box or index refer to them); elasticity on the coarse tets with the fine volume inside
+        each; mass "lumped" (default) or "consistent" (see ``model.embedded``). Other arguments as ``add_body``.
+        """
+        from .embedded import embed_body
+
+        fine = _placed(fine_vertices, scale, rotation, translation)
+        placed = None if coarse is None else (_placed(coarse[0], scale, rotation, translation), coarse[1])
+        data = embed_body(fine, fine_elements, placed, resolution, density, mass)
+        i = self.add_body(data.coarse_vertices, data.coarse_tets, density=density, youngs_modulus=youngs_modulus,
+                          poisson_ratio=poisson_ratio, velocity=velocity, angular_velocity=angular_velocity,
+                          fixed=fixed, material=material)
+        self._bodies[i].embedded = data
+        return i
 
     def add_obstacle(self, vertices, elements, *, translation=(0.0, 0.0, 0.0), rotation=None, scale=1.0,
                      velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), center=None,
@@ -218,10 +245,17 @@ class ModelBuilder:
         x = np.vstack([x_body] + [o.vertices for o in self._obstacles])
         mass = np.zeros(len(x))
         np.add.at(mass, tets.ravel(), np.repeat(density * volume / 4.0, 4))
+        t_offsets = np.cumsum([0] + [len(b.tets) for b in self._bodies])
+        for b, o, to in zip(self._bodies, offsets, t_offsets):
+            if b.embedded is not None:  # the fine volume inside each coarse tet, the fine body's mass
+                volume[to:to + len(b.tets)] = b.embedded.volumes
+                mass[o:o + len(b.vertices)] = b.embedded.node_masses
         if np.any(mass[:n_body] <= 0):
             i = int(np.flatnonzero(mass[:n_body] <= 0)[0])
             raise ValueError(f"vertex {i} belongs to no tet")
-        meshes = [CollisionMesh.from_tet_mesh(b.vertices, b.tets, body=i) for i, b in enumerate(self._bodies)]
+        meshes = [CollisionMesh.from_tet_mesh(b.vertices, b.tets, body=i) if b.embedded is None else
+                  CollisionMesh.from_triangle_mesh(b.embedded.surface_vertices, b.embedded.faces, body=i)
+                  for i, b in enumerate(self._bodies)]
         control = Control()
         for j, o in enumerate(self._obstacles):
             body_id = len(self._bodies) + j
@@ -248,12 +282,22 @@ class ModelBuilder:
         is_obstacle[n_body:] = True
         fixed = np.concatenate([b.fixed for b in self._bodies] + [np.ones(len(x) - n_body, bool)])
         model = Model(x.copy(), tets, dm_inv, volume, mu, lam, mass, fixed, mesh, self.gravity.copy(),
-                      [(name, np.concatenate(idx)) for name, idx in groups.items()], young, is_obstacle, control)
+                      [(name, np.concatenate(idx)) for name, idx in groups.items()], young, is_obstacle, control,
+                      *_embedded_maps(self._bodies, meshes, mass, np.concatenate([offsets[:-1], obs_offsets[:-1]])))
         v = np.zeros_like(x)
         for b, o in zip(self._bodies, offsets):
-            r = b.vertices - b.vertices.mean(axis=0)
+            r = b.vertices - (b.vertices.mean(axis=0) if b.embedded is None else b.embedded.centroid)
             v[o:o + len(b.vertices)] = b.velocity + np.cross(b.angular_velocity, r)
         return model, State(x.copy(), v, 0.0)
+
+
+def _embedded_maps(bodies, meshes, mass, offsets) -> tuple:
+    """(surface_map, mass_matrix) of a scene with embedded bodies ((None, None) without: the Model defaults)."""
+    from .embedded import compose_mass_matrix, compose_surface_map
+
+    matrix = compose_mass_matrix(bodies, mass, offsets[:len(bodies)])
+    return compose_surface_map(bodies, meshes, len(mass), offsets), None if matrix is None else Mass.from_matrix(
+        matrix)
 
 
 def _center(center, points: np.ndarray) -> np.ndarray:
@@ -280,33 +324,3 @@ def _obstacle_collision_mesh(o: _Obstacle, body_id: int) -> CollisionMesh:
     mesh = CollisionMesh.from_points(o.vertices[sel], body=body_id, is_obstacle=True)
     mesh.full_vertex_index = sel.astype(np.int64)
     return mesh
-
-
-def box_tet_mesh(size=(1.0, 1.0, 1.0), resolution=(4, 4, 4)) -> tuple[np.ndarray, np.ndarray]:
-    """A box [0, sx] x [0, sy] x [0, sz] split into resolution cells, 6 positively oriented tets per cell.
-
-    Returns (vertices (n, 3) [m], tets (m, 4) int64).
-    """
-    nx, ny, nz = (int(r) for r in resolution)
-    grid = np.stack(np.meshgrid(*(np.linspace(0, s, n + 1) for s, n in zip(size, (nx, ny, nz))), indexing="ij"), -1)
-    vertices = grid.reshape(-1, 3)
-
-    def vid(i, j, k):
-        return (i * (ny + 1) + j) * (nz + 1) + k
-
-    # Kuhn subdivision of the unit cube: 6 tets around the main diagonal (0,0,0)-(1,1,1).
-    paths = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
-    i, j, k = (a.ravel() for a in np.meshgrid(np.arange(nx), np.arange(ny), np.arange(nz), indexing="ij"))
-    tets = []
-    for path in paths:
-        corner = np.zeros((len(i), 3), np.int64)
-        verts = [vid(i, j, k)]
-        for axis in path:
-            corner[:, axis] += 1
-            verts.append(vid(i + corner[:, 0], j + corner[:, 1], k + corner[:, 2]))
-        tets.append(np.stack(verts, 1))
-    tets = np.vstack(tets)
-    a, b, c, d = (vertices[tets[:, m]] for m in range(4))
-    neg = np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a) < 0
-    tets[neg] = tets[neg][:, [0, 2, 1, 3]]
-    return vertices, tets
