@@ -20,10 +20,13 @@ import argparse
 import time
 from pathlib import Path
 
+import inspect
+
 import numpy as np
 
-import ipcsim
 from ipcsim.geometry.mesh_io import load_tet_mesh
+from ipcsim.model import ModelBuilder
+from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
 SPLIT = ("contact", "linear_solve", "ccd", "line_search", "other")
 
@@ -31,7 +34,7 @@ SPLIT = ("contact", "linear_solve", "ccd", "line_search", "other")
 def teddy_on_ground(data: Path):
     """(model, state): the teddy at rest 2 mm above a ground y >= 0."""
     v, t = load_tet_mesh(data / "meshes" / "teddy" / "teddy.vtk")
-    b = ipcsim.ModelBuilder()
+    b = ModelBuilder()
     b.add_ground(0.0)
     b.add_body(v, t, translation=(0.0, 2e-3 - float(v[:, 1].min()), 0.0), material="LCR", density=1e3,
                youngs_modulus=5e4, poisson_ratio=0.45)
@@ -40,20 +43,27 @@ def teddy_on_ground(data: Path):
 
 def run(data: Path, steps: int, warmup: int, h: float = 0.02) -> float:
     model, state = teddy_on_ground(data)
-    solver = ipcsim.ImplicitEulerSolver(model, ipcsim.ContactParameters(dhat=1e-3, kappa=1e4),
-                                        friction=ipcsim.FrictionParameters(mu=1.0, eps_v=1e-3))
+    solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-3, kappa=1e4),
+                                 friction=FrictionParameters(mu=1.0, eps_v=1e-3))
+    # step(state_in, state_out, control, dt); the code before issue #11 had step(state_in, state_out, dt), kept
+    # here so that the old and the new code can be timed back to back with this same script
+    with_control = "control" in inspect.signature(solver.step).parameters
+
+    def step(state_in, state_out):
+        return solver.step(state_in, state_out, None, h) if with_control else solver.step(state_in, state_out, h)
+
     print(f"teddy: {model.n_vertices} vertices, {len(model.tets)} tets, "
           f"{model.collision_mesh.n_vertices} surface vertices; h = {h} s, mu = 1, kappa = 1e4 Pa")
     for _ in range(warmup):
         new = state.copy()
-        solver.step(state, new, None, h)
+        step(state, new)
         state = new
     split = dict.fromkeys(SPLIT, 0.0)
     iters, wall, contacts = 0, 0.0, []
     for _ in range(steps):
         new = state.copy()
         t0 = time.perf_counter()
-        st = solver.step(state, new, None, h)
+        st = step(state, new)
         wall += time.perf_counter() - t0
         state = new
         iters += st.newton_iterations
