@@ -8,11 +8,11 @@ from ipcsim.contact.broad_phase import threads
 
 
 def test_small_work_runs_on_one_thread(monkeypatch):
-    monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(threads, "cpu_cores", lambda: 2)
     assert threads.threads_for(0) == 1
     assert threads.threads_for(threads.PARALLEL_MIN_WORK - 1) == 1
     assert threads.threads_for(threads.PARALLEL_MIN_WORK) == nb.get_num_threads()
-    monkeypatch.setattr(threads.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(threads, "cpu_cores", lambda: 16)
     assert threads.threads_for(threads.PARALLEL_MIN_WORK // 10 - 1) == 1
     assert threads.threads_for(threads.PARALLEL_MIN_WORK // 10) == nb.get_num_threads()
 
@@ -89,14 +89,14 @@ def test_side_by_side_joins_work_in_a_forked_child(monkeypatch):
 
 
 def test_split_in_two_only_for_mid_sized_work_on_small_machines(monkeypatch):
-    monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(threads, "cpu_cores", lambda: 2)
     with threads.numba_threads(2):
         two = nb.get_num_threads() >= 2  # a 1-thread Numba pool never splits
         assert not threads.split_in_two(threads.SPLIT_MIN_WORK - 1)
         assert threads.split_in_two(threads.SPLIT_MIN_WORK) == two
         assert threads.split_in_two(threads.PARALLEL_MIN_WORK - 1) == two
         assert not threads.split_in_two(threads.PARALLEL_MIN_WORK)  # a Numba parallel region instead
-    monkeypatch.setattr(threads.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(threads, "cpu_cores", lambda: 16)
     assert not threads.split_in_two(threads.SPLIT_MIN_WORK)
 
 
