@@ -46,6 +46,20 @@ def _find(indptr, indices, r, c):
     return -1
 
 
+@njit(cache=True, inline="always")
+def _add_or_miss(indptr, indices, data, r, c, value, miss_r, miss_c, n_miss):
+    """data[(r, c)] += value when (r, c) is in the pattern; else record (r, c) in miss_r/miss_c while there is
+    room. Returns the updated count of misses."""
+    pos = _find(indptr, indices, r, c)
+    if pos >= 0:
+        data[pos] += value
+        return n_miss
+    if n_miss < len(miss_r):
+        miss_r[n_miss] = r
+        miss_c[n_miss] = c
+    return n_miss + 1
+
+
 @njit(cache=True)
 def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, indices, data, miss_r, miss_c):
     """data += weight * C for C's entries in free rows/cols; returns how many were outside the pattern (their
@@ -59,14 +73,7 @@ def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, i
             c = surf_to_red[s_indices[k]]
             if c < 0:
                 continue
-            pos = _find(indptr, indices, r, c)
-            if pos >= 0:
-                data[pos] += weight * s_data[k]
-            else:
-                if n_miss < len(miss_r):
-                    miss_r[n_miss] = r
-                    miss_c[n_miss] = c
-                n_miss += 1
+            n_miss = _add_or_miss(indptr, indices, data, r, c, weight * s_data[k], miss_r, miss_c, n_miss)
     return n_miss
 
 
@@ -90,14 +97,7 @@ def _scatter_mapped(weight, s_indptr, s_indices, s_data, red, w, indptr, indices
                     c = red[cs, b]
                     if c < 0:
                         continue
-                    pos = _find(indptr, indices, r, c)
-                    if pos >= 0:
-                        data[pos] += va * w[cs, b]
-                    else:
-                        if n_miss < len(miss_r):
-                            miss_r[n_miss] = r
-                            miss_c[n_miss] = c
-                        n_miss += 1
+                    n_miss = _add_or_miss(indptr, indices, data, r, c, va * w[cs, b], miss_r, miss_c, n_miss)
     return n_miss
 
 
