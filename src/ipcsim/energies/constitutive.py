@@ -19,6 +19,11 @@ LCR  linear corotated: mu ||F - R||^2 + lam/2 (tr(R^T F) - 3)^2 = mu (I2 - 2 I1 
      symmetric). lcr_lagged_dpdf gives that frozen-rotation stiffness (PSD by construction, R0 K R0^T of the
      stiffness-warping literature); the exact Hessian goes through the invariants like the others.
 LE   linear elasticity (small strain): mu ||eps||^2 + lam/2 (tr eps)^2, eps = sym(F) - I; not rotation invariant.
+ABD  affine-body orthogonality (Lan et al. 2022, 004 §III-D): kappa ||F^T F - I||^2 = kappa sum (sigma_i^2 - 1)^2
+     with kappa = mu (the builder puts the body's kappa_a there, lam unused). Not the same small-strain limit as the
+     others: 4 kappa ||eps||^2, i.e. LE with (mu, lam) = (4 kappa, 0). In the invariants (Newton's identities for
+     the power sums of the signed sigma: sum sigma^4 = I1^2 I2 - I1^4 / 2 + I2^2 / 2 + 4 I1 I3) a polynomial:
+         Psi = kappa (I1^2 I2 - I1^4 / 2 + I2^2 / 2 + 4 I1 I3 - 2 I2 + 3).
 """
 from __future__ import annotations
 
@@ -195,3 +200,28 @@ def linear_elastic_dpdf_into(mu: float, lam: float, h: np.ndarray) -> None:
             h[3 * j + i, 3 * j + i] += mu
             h[3 * j + i, 3 * i + j] += mu
             h[3 * i + i, 3 * j + j] += lam
+
+
+# ------------------------------------------------------------------------------------------------ ABD
+@njit(cache=True)
+def abd_orthogonality_psi(f: np.ndarray, mu: float, lam: float) -> float:
+    """ABD energy density [Pa] of F (3, 3): mu ||F^T F - I||_F^2 (mu = kappa_a; lam unused), cancellation-free."""
+    total = 0.0
+    for i in range(3):
+        for j in range(3):
+            c = f[0, i] * f[0, j] + f[1, i] * f[1, j] + f[2, i] * f[2, j] - (1.0 if i == j else 0.0)
+            total += c * c
+    return mu * total
+
+
+@njit(cache=True)
+def abd_orthogonality_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi) -> None:
+    """ABD dPsi/dI (3,) and d2Psi/dI2 (3, 3) [Pa] written into dpsi, d2psi (the polynomial of the module doc)."""
+    _zero_derivatives(dpsi, d2psi)
+    dpsi[0] = mu * (2.0 * i1 * i2 - 2.0 * i1 * i1 * i1 + 4.0 * i3)
+    dpsi[1] = mu * (i1 * i1 + i2 - 2.0)
+    dpsi[2] = mu * 4.0 * i1
+    d2psi[0, 0] = mu * (2.0 * i2 - 6.0 * i1 * i1)
+    d2psi[0, 1] = d2psi[1, 0] = mu * 2.0 * i1
+    d2psi[0, 2] = d2psi[2, 0] = mu * 4.0
+    d2psi[1, 1] = mu

@@ -16,6 +16,7 @@ Materials (see constitutive.py for the formulas):
     LCR         linear corotated, energy with R = R(F); exact Hessian
     LCR_LAGGED  same energy and gradient as LCR; Hessian = frozen-rotation stiffness (PSD, not the exact Hessian)
     LE          linear elasticity (small strain)
+    ABD         affine-body orthogonality energy kappa ||F^T F - I||^2 with kappa = mu (for ``add_affine_body``)
 
 ``project=True`` returns PSD Hessian blocks: B^T Proj(dP/dF) B with the analytic eigensystem of dP/dF clamped
 at zero for NH/SNH/FCR/LCR (isotropic.py) and the unchanged (already PSD) stiffness for LE and LCR_LAGGED.
@@ -28,6 +29,8 @@ import numpy as np
 from numba import njit, prange
 
 from .constitutive import (
+    abd_orthogonality_invariant_derivatives_into,
+    abd_orthogonality_psi,
     fixed_corotated_invariant_derivatives_into,
     fixed_corotated_psi,
     lcr_lagged_dpdf,
@@ -54,7 +57,7 @@ from .isotropic import (
 from .kinematics import deformation_gradient, dfdx, svd_rv, vec
 from .mat3 import det3, frob2, mul3_abt
 
-NH, SNH, FCR, LCR, LCR_LAGGED, LE = 0, 1, 2, 3, 4, 5
+NH, SNH, FCR, LCR, LCR_LAGGED, LE, ABD = 0, 1, 2, 3, 4, 5, 6
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ MATERIALS: dict[str, MaterialInfo] = {
     "LCR": MaterialInfo(LCR, "linear corotated, R = polar rotation of the current F", False, True, True),
     "LCR_LAGGED": MaterialInfo(LCR_LAGGED, "linear corotated with frozen-rotation stiffness", False, False, True),
     "LE": MaterialInfo(LE, "linear elasticity (small strain)", False, True, False),
+    "ABD": MaterialInfo(ABD, "affine-body orthogonality kappa ||F^T F - I||^2, kappa = mu", False, True, True),
 }
 
 
@@ -105,6 +109,8 @@ def material_psi(code: int, f: np.ndarray, mu: float, lam: float) -> float:
         return fixed_corotated_psi(f, mu, lam)
     if code == LCR or code == LCR_LAGGED:
         return linear_corotated_psi(f, mu, lam)
+    if code == ABD:
+        return abd_orthogonality_psi(f, mu, lam)
     return linear_elastic_psi(f, mu, lam)
 
 
@@ -123,7 +129,7 @@ def material_pk1_and_dpdf(code: int, f: np.ndarray, mu: float, lam: float, want_
     if code == LE:
         p = linear_elastic_pk1(f, mu, lam)
         return p, (linear_elastic_dpdf(mu, lam) if want_dpdf else empty)
-    uses_rotation = code == FCR or code == LCR or code == LCR_LAGGED
+    uses_rotation = code == FCR or code == LCR or code == LCR_LAGGED or code == ABD
     if uses_rotation or (want_dpdf and project and code != LCR_LAGGED):
         u, s, v = svd_rv(f)
     else:
@@ -150,6 +156,8 @@ def _invariant_derivatives_into(code, i1, i2, i3, mu, lam, dpsi, d2psi) -> None:
         stable_neohookean_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
     elif code == FCR:
         fixed_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
+    elif code == ABD:
+        abd_orthogonality_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
     else:
         linear_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
 

@@ -80,7 +80,8 @@ class ModelBuilder:
                  angular_velocity=(0.0, 0.0, 0.0), fixed=None, material="NH") -> int:
         """Add a tet-mesh body; returns its id. vertices (k, 3) [m] are scaled, rotated (3x3), then translated.
 
-        material: NH, SNH, FCR, LCR, LCR_LAGGED or LE; density [kg/m^3]; youngs_modulus [Pa];
+        material: NH, SNH, FCR, LCR, LCR_LAGGED or LE (ABD: see ``add_affine_body``); density [kg/m^3];
+        youngs_modulus [Pa];
         velocity [m/s] and angular_velocity [rad/s] (about the body's vertex centroid): the initial rigid
         velocity; fixed: (k,) bool Dirichlet mask (held in place).
         """
@@ -119,6 +120,31 @@ class ModelBuilder:
         i = self.add_body(data.coarse_vertices, data.coarse_tets, density=density, youngs_modulus=youngs_modulus,
                           poisson_ratio=poisson_ratio, velocity=velocity, angular_velocity=angular_velocity,
                           fixed=fixed, material=material)
+        self._bodies[i].embedded = data
+        return i
+
+    def add_affine_body(self, vertices, elements, *, density=1000.0, stiffness=1e7, translation=(0.0, 0.0, 0.0),
+                        rotation=None, scale=1.0, velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0),
+                        fixed=False) -> int:
+        """Add an affine body (ABD, 004 §III-D): a stiff body whose only unknowns are the 4 nodes of one tet
+        enclosing it (12 dofs: x = A X + p), carrying the body's whole surface for contact; returns its body id.
+
+        vertices (n, 3) [m] with elements (t, 4) tets or (f, 3) a closed triangle surface (its volume and mass);
+        stiffness: kappa_a [Pa] of the orthogonality energy kappa_a ||F F^T - I||^2 times the body's volume
+        (material "ABD"; the paper's stiff parts use 1e7 Pa); the mass is the full 12x12 J^T M J of the fine body
+        (its exact inertia about any axis). fixed: True holds the body in place (an affine obstacle that still
+        reports its contact forces). Its 4 nodes are the body's vertices 0..3 for ``add_dirichlet`` (e.g.
+        ``add_dirichlet(i, indices=range(4), ...)`` drives the whole body). Other arguments as ``add_body``.
+        """
+        from .embedded import embed_body, enclosing_tet
+
+        fine = _placed(vertices, scale, rotation, translation)
+        if not (np.isfinite(stiffness) and stiffness > 0):
+            raise ValueError(f"body {len(self._bodies)}: affine stiffness must be positive [Pa], got {stiffness}")
+        data = embed_body(fine, elements, enclosing_tet(fine), None, density, "consistent")
+        i = self.add_body(data.coarse_vertices, data.coarse_tets, density=density, youngs_modulus=stiffness,
+                          poisson_ratio=0.0, velocity=velocity, angular_velocity=angular_velocity,
+                          fixed=np.full(4, bool(fixed)), material="ABD")
         self._bodies[i].embedded = data
         return i
 
@@ -178,14 +204,33 @@ class ModelBuilder:
         self._planes.append(Plane(origin=height * n, normal=n))
 
     def add_dirichlet(self, body: int, *, box=None, indices=None, velocity=(0.0, 0.0, 0.0),
-                      angular_velocity=(0.0, 0.0, 0.0), center=None, time_range=(0.0, math.inf)) -> None:
-        """Prescribe a rigid motion on some vertices of a body during time_range [s] (free outside it).
+                      angular_velocity=(0.0, 0.0, 0.0), center=None, time_range=(0.0, math.inf),
+                      keyframes=None) -> None:
+        """Prescribe a rigid motion on some vertices of a body during time_range [s] (free outside it), or a
+        keyframed trajectory (position control, prescribed at every step).
 
         Select by box ((3,) min, (3,) max) [m] on the placed vertices, or by indices (local to the body).
         velocity [m/s], angular_velocity [rad/s] about center (default: centroid of the set at the start;
         "bbox": IPC's stepwise motion about the set's moving bounding-box center, see ``add_obstacle``).
+        keyframes: (times (K,) [s], translations (K, 3) [m] of the set from its placed rest position, or
+        positions (K, k, 3) [m] of its k vertices), linearly interpolated and held before the first and after
+        the last time; exclusive with velocity/angular_velocity/time_range.
         """
         sel = self._select(body, box, indices, "add_dirichlet")
+        if keyframes is not None:
+            if np.any(velocity) or np.any(angular_velocity) or tuple(time_range) != (0.0, math.inf):
+                raise ValueError(f"add_dirichlet (body {body}): give keyframes or velocity/angular_velocity/"
+                                 "time_range, not both")
+            times, values = keyframes
+            values = np.asarray(values, np.float64)
+            if values.ndim == 2 and values.shape[-1] == 3:
+                values = self._bodies[body].vertices[sel][None, :, :] + values[:, None, :]
+            try:
+                motion = KeyframedMotion(sel, times, values)
+            except ValueError as exc:
+                raise ValueError(f"add_dirichlet (body {body}): {exc}") from None
+            self._dirichlet.append((body, sel, motion))
+            return
         self._dirichlet.append((body, sel, _vec3(velocity, "velocity"),
                                 _vec3(angular_velocity, "angular_velocity"), center, _time_range(time_range)))
 
@@ -236,7 +281,8 @@ class ModelBuilder:
         groups: dict[str, list[np.ndarray]] = {}
         start = 0
         for b in self._bodies:
-            m, l = lame_parameters(b.youngs_modulus, b.poisson_ratio)
+            m, l = ((b.youngs_modulus, 0.0) if b.material == "ABD"  # kappa_a ||F^T F - I||^2, kappa_a = mu
+                    else lame_parameters(b.youngs_modulus, b.poisson_ratio))
             stop = start + len(b.tets)
             mu[start:stop], lam[start:stop], density[start:stop] = m, l, b.density
             young[start:stop] = b.youngs_modulus
@@ -268,8 +314,12 @@ class ModelBuilder:
                 control.motions.append(kind(
                     np.arange(obs_offsets[j], obs_offsets[j + 1]), o.linear_velocity, o.angular_velocity,
                     o.center, o.time_range, obstacle=True))
-        for body, sel, vel, ang, center, trange in self._dirichlet:
+        for body, sel, *motion in self._dirichlet:
             idx = sel + offsets[body]
+            if len(motion) == 1:  # keyframes
+                control.motions.append(KeyframedMotion(idx, motion[0].times, motion[0].positions))
+                continue
+            vel, ang, center, trange = motion
             kind = BoundingBoxStepMotion if isinstance(center, str) else PrescribedMotion
             control.motions.append(kind(idx, vel, ang, _center(center, x[idx]), trange, obstacle=False))
         for body, sel, value, trange, per_mass in self._neumann:

@@ -22,6 +22,7 @@ fine body:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,6 +74,24 @@ def make_coarse(fine_vertices, fine_elements, resolution, samples=None):
     if resolution is None:
         raise ValueError("add_embedded_body: give coarse=(vertices, tets) or a resolution")
     return voxel_cage(fine_vertices, fine_elements, float(resolution), samples=samples)
+
+
+def enclosing_tet(vertices, margin: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """The coarse mesh of an affine body: one regular tet (4, 3) [m] and its tet [[0, 1, 2, 3]], centred on the
+    vertices' (n, 3) [m] centroid, whose inscribed sphere holds them all with a relative ``margin`` (every
+    barycentric weight in (0, 1): a well-conditioned 12x12 mass)."""
+    v = np.asarray(vertices, np.float64)
+    c = v.mean(axis=0)
+    radius = float(np.linalg.norm(v - c, axis=1).max()) * (1.0 + margin)
+    if not radius > 0:
+        raise ValueError("add_affine_body: the body's vertices all coincide")
+    # a regular tet with inradius 1 has its vertices at distance 3 from the centre
+    unit = np.array([[1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]]) * math.sqrt(3.0)
+    tet = c + radius * unit
+    tets = np.array([[0, 1, 2, 3]], np.int64)
+    if tet_signed_volumes(tet, tets)[0] < 0:
+        tets = tets[:, [0, 2, 1, 3]]
+    return tet, tets
 
 
 def embed_body(fine_vertices, fine_elements, coarse=None, resolution=None, density=1000.0,
