@@ -120,19 +120,44 @@ def _run(args) -> int:
 
 
 def _demo(args) -> int:
-    from .demo import DEFAULT_SCENE, DEMOS, demo_path
+    from .demo import BUILT_DEMOS, DEFAULT_SCENE, DEMOS, demo_path
 
     if args.list:
-        width = max(len(n) for n in DEMOS)
-        for name, text in DEMOS.items():
+        width = max(len(n) for n in {**DEMOS, **BUILT_DEMOS})
+        for name, text in {**DEMOS, **BUILT_DEMOS}.items():
             print(f"{name:<{width}}  {text}{'  (default)' if name == DEFAULT_SCENE else ''}")
         return 0
     _positive("--dt", args.dt)
     _positive("--end-time", args.end_time)
     name = args.name or DEFAULT_SCENE
+    if name == "teddy-grasp":
+        return _teddy_grasp(args)
+    if args.mode is not None or args.mu is not None:
+        raise _UserError(f"demo {name}: --mode and --mu are options of the teddy-grasp demo")
     path = demo_path(name)
     sim, data = load_simulation(path, args.end_time, args.dt, args.volume or None, False if args.no_render else None)
     return _execute(sim, data, args, f"demo {name}", demo=name)
+
+
+def _teddy_grasp(args) -> int:
+    """``ipcsim demo teddy-grasp [--mode full|medium|low] [--dt H] [--mu MU] [--end-time T]``."""
+    from .demo_grasp import GraspParameters, teddy_grasp
+
+    p = GraspParameters(mode=args.mode or "low")
+    if args.dt is not None:
+        p.dt = float(args.dt)
+    if args.end_time is not None:
+        p.end_time = float(args.end_time)
+    if args.mu is not None:
+        if not args.mu >= 0:
+            raise _UserError(f"--mu must be >= 0, got {args.mu}")
+        p.mu = float(args.mu)
+    sim, data = teddy_grasp(p)
+    if args.volume:
+        sim.output["volume"] = True
+    if args.no_render:
+        sim.output["render"] = False
+    return _execute(sim, data, args, "demo teddy-grasp", demo="teddy-grasp")
 
 
 def _render(args) -> int:
@@ -247,6 +272,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--list", action="store_true", help="list the demos and exit")
     common(demo, "./ipcsim-out/<name>")
     demo.add_argument("--no-render", action="store_true", help="skip the preview")
+    demo.add_argument("--mode", choices=("full", "medium", "low"), default=None,
+                      help="teddy-grasp: the teddy in full space, or embedded at medium or low resolution "
+                           "(default low)")
+    demo.add_argument("--mu", type=float, metavar="MU", help="teddy-grasp: friction coefficient (default 1)")
     demo.set_defaults(func=_demo)
 
     render = sub.add_parser("render", parents=[debug], help="(re)render a finished run's preview",

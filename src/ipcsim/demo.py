@@ -17,13 +17,19 @@ DEMOS = {
     "pinned-mat": "a heavy cube drops onto a soft mat pinned at two edges (Dirichlet boxes; 0.4 s, 40 steps)",
     "cubes-in-bowl": "two cubes tumble into a static triangle-mesh bowl, friction 0.1 (0.5 s, 50 steps)",
 }
+#: demos built in Python (name -> description): ``ipcsim.demo_grasp``
+BUILT_DEMOS = {
+    "teddy-grasp": "two soft bubbles grasp, lift and hold a soft teddy bear (Embedded IPC; 4 s, 200 steps; "
+                   "--mode full|medium|low, --dt, --mu)",
+}
 DEFAULT_SCENE = "two-cubes"
 
 
 def demo_path(name: str) -> Path:
     """Path of the demo scene file ``name`` (ValueError naming the choices when there is no such demo)."""
     if name not in DEMOS:
-        raise ValueError(f"unknown demo {name!r}; choose from {', '.join(sorted(DEMOS))} (ipcsim demo --list)")
+        raise ValueError(f"unknown demo {name!r}; choose from {', '.join(sorted({**DEMOS, **BUILT_DEMOS}))} "
+                         "(ipcsim demo --list)")
     return Path(str(resources.files("ipcsim") / "data" / "demos" / f"{name}.json"))
 
 

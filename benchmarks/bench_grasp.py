@@ -1,0 +1,73 @@
+"""Teddy-grasp benchmark (issue #12, Embedded IPC 004 §IV-A): the bubble gripper squeezes, lifts and holds the soft
+teddy (``ipcsim.demo_grasp``: 4 s simulated, kappa 1e4 Pa, dhat 1e-3 m, mu 1, eps_v 1e-3 m/s), with the teddy
+embedded at low resolution and, side by side in the same run, in full space.
+
+For each mode: one untimed step first (Numba cache loading), then the whole run from t = 0 timed step by step;
+printed: wall time, steps, Newton iterations, the per-step time split (StepStats: contact = active set and
+barrier/friction derivatives; linear solve = assembly of H_ff + factorisation + solve; CCD = trajectory broad
+phase + step bound; line search = energy evaluations; other = elastic derivatives, friction lagging, broad phases,
+bookkeeping) and how far the teddy rose (its surface centroid, against the 0.12 m lift). The last lines are
+
+    embedded speedup: X      full-space wall time / low-embedding wall time (target 2.0 or more; the paper: 2.0)
+    real-time factor: X      simulated time / wall time of the low embedding (target 2.0 or more on this 2-core
+                             machine; the paper: 1.8 on 16 cores)
+
+Usage: python benchmarks/bench_grasp.py [--dt 0.02] [--end-time 4] [--modes low,full]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from ipcsim.demo_grasp import LIFT_HEIGHT, GraspParameters, teddy_grasp
+
+SPLIT = ("contact", "linear_solve", "ccd", "line_search", "other")
+
+
+def run(mode: str, dt: float, end_time: float) -> dict:
+    """Simulate one mode; returns wall [s], steps, iterations, the summed split [s] and the teddy's rise [m]."""
+    sim, _ = teddy_grasp(GraspParameters(mode=mode, dt=dt, end_time=end_time))
+    m = sim.model
+    teddy = m.collision_mesh.body == 0
+    warm = sim.state.copy()
+    sim.solver.step(sim.state, warm, None, dt)  # untimed: loads the Numba cache
+    sim, _ = teddy_grasp(GraspParameters(mode=mode, dt=dt, end_time=end_time))  # a fresh solver and state
+    state = sim.state
+    y0 = m.surface_positions(state.x)[teddy, 1].mean()
+    n = int(round(end_time / dt))
+    split = dict.fromkeys(SPLIT, 0.0)
+    iterations = 0
+    t0 = time.perf_counter()
+    for _ in range(n):
+        new = state.copy()
+        st = sim.solver.step(state, new, None, dt)
+        state = new
+        iterations += st.newton_iterations
+        for k in SPLIT:
+            split[k] += getattr(st, f"time_{k}")
+    wall = time.perf_counter() - t0
+    rise = m.surface_positions(state.x)[teddy, 1].mean() - y0
+    print(f"{mode:>6}: {m.n_vertices} nodes, {len(m.tets)} tets, {m.collision_mesh.n_vertices} surface vertices; "
+          f"{n} steps in {wall:.2f} s ({1e3 * wall / n:.1f} ms/step, {iterations / n:.2f} Newton it/step, "
+          f"{1e3 * wall / max(iterations, 1):.2f} ms/it); teddy rose {rise:.4f} m of {LIFT_HEIGHT} m")
+    print("        per step [ms]: " + ", ".join(f"{k} {1e3 * v / n:.2f}" for k, v in split.items()))
+    return {"wall": wall, "steps": n, "iterations": iterations, "rise": rise}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dt", type=float, default=0.02)
+    ap.add_argument("--end-time", type=float, default=4.0)
+    ap.add_argument("--modes", default="low,full", help="comma-separated modes; low and full give the ratios")
+    args = ap.parse_args()
+    results = {mode: run(mode, args.dt, args.end_time) for mode in args.modes.split(",")}
+    if "full" in results and "low" in results:
+        print(f"embedded speedup: {results['full']['wall'] / results['low']['wall']:.2f}")
+    if "low" in results:
+        print(f"real-time factor: {args.end_time / results['low']['wall']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
