@@ -1,4 +1,4 @@
-"""The ``ipcsim`` command line: ``run``, ``demo``, ``render``, ``info`` (``ipcsim --help``).
+"""The ``ipcsim`` command line: ``run``, ``demo``, ``render``, ``plot``, ``info`` (``ipcsim --help``).
 
 Errors in the user's input (scene files, meshes, parameters, output directories) are reported as one line
 ``error: ...`` on stderr with exit status 2, and nothing but complete files is written: the scene is loaded,
@@ -173,6 +173,14 @@ def _render(args) -> int:
     return 0
 
 
+def _plot(args) -> int:
+    from .plots import parse_labels, plot_runs
+
+    path = plot_runs(args.out, body=args.body, output=args.output, labels=parse_labels(args.labels))
+    print(f"plot: {path}")
+    return 0
+
+
 def describe(sim, data: dict) -> tuple[str, bool]:
     """Text describing a built scene (bodies with vertex/tet counts and materials, obstacles, half spaces,
     time, contact and friction parameters) and its sanity check; returns (text, check passed)."""
@@ -242,7 +250,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``ipcsim`` (sub-commands run, demo, render, info)."""
+    """The argument parser of ``ipcsim`` (sub-commands run, demo, render, plot, info)."""
     debug = _Parser(add_help=False)
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show tracebacks instead of one-line errors")
@@ -283,6 +291,18 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("out", metavar="OUT", help="output directory of a run")
     render.add_argument("--max-frames", type=int, default=80, help="movie frames at most (default 80)")
     render.set_defaults(func=_render)
+
+    plot = sub.add_parser("plot", parents=[debug], help="plot forces and contact pairs of finished runs (PNG)",
+                          description="Plot the contact force (x, y, z; friction dashed) on one body and the "
+                                      "number of contact pairs over time from OUT/forces.csv and OUT/stats.csv, "
+                                      "one colour per run, into a PNG.")
+    plot.add_argument("out", nargs="+", metavar="OUT", help="output directories of runs (overlaid)")
+    plot.add_argument("--body", metavar="NAME_OR_INDEX",
+                      help="collision body whose force is plotted: its name or index (default 0)")
+    plot.add_argument("-o", "--output", metavar="FILE.png",
+                      help="the PNG (default OUT/forces.png for one run, ./forces.png for several)")
+    plot.add_argument("--labels", metavar="A,B,...", help="legend names, one per run (default the directory names)")
+    plot.set_defaults(func=_plot)
 
     info = sub.add_parser("info", parents=[debug], help="describe a scene and check it",
                           description="Print a scene's bodies, sizes and parameters and its sanity check "

@@ -5,12 +5,15 @@ output directory (layout in docs/output.md):
     OUT/frames/surface_%05d.ply    collision surface of the whole scene, frame 0 = initial state
     OUT/frames/volume_%05d.vtu     tet meshes with J = det F and body id per tet (output.volume)
     OUT/stats.csv                  one row per step (``STATS_COLUMNS``), rewritten with every checkpoint
+    OUT/forces.csv                 one row per step and collision body (``FORCES_COLUMNS``): the contact and
+                                   friction forces [N] on it at the end of the step (``StepStats.body_forces``),
+                                   rewritten with stats.csv
     OUT/checkpoint.npz             state to resume from (x, v, a if present, t, step, frame)
 
 Every file is written atomically (``ipcsim.io_frames``). A run resumed from its checkpoint reproduces the
 frames of an uninterrupted run bit for bit: the state (positions, velocities, acceleration, time) is the whole
 memory of a step (``NewtonSolver.step`` starts by dropping the caches it keeps across steps), and
-stats.csv is cut back to the checkpoint's step.
+stats.csv and forces.csv are cut back to the checkpoint's step.
 """
 from __future__ import annotations
 
@@ -30,9 +33,13 @@ from . import io_frames
 STATS_COLUMNS = ("step", "time", "newton_iterations", "line_search_steps", "n_contacts", "min_distance", "kappa",
                  "wall_seconds", "energy", "time_contact", "time_linear_solve", "time_ccd", "time_line_search",
                  "time_other", "converged", "n_friction", "lagging_iterations", "prescribed_iterations")
+#: forces.csv: per step and collision body (``name`` from ``Simulation.body_names`` then ``obstacle_names``), the
+#: contact force (barrier, half spaces included) and the friction force on it [N] at the end of the step
+FORCES_COLUMNS = ("step", "time", "body", "name", "contact_x", "contact_y", "contact_z", "friction_x", "friction_y",
+                  "friction_z")
 CHECKPOINT = "checkpoint.npz"
 # files and patterns the run owns in OUT (removed when a fresh run starts there)
-_OWNED = ("stats.csv", CHECKPOINT, "preview.png", "preview.mp4", "preview.gif")
+_OWNED = ("stats.csv", "forces.csv", CHECKPOINT, "preview.png", "preview.mp4", "preview.gif")
 _FRAME_GLOBS = ("surface_*.ply", "volume_*.vtu")
 
 
@@ -166,7 +173,9 @@ class _Output:
         self.vertex_body = np.asarray(mesh.body, np.int64)
         self.n_body_vertices = int(np.count_nonzero(~np.asarray(model.is_obstacle, bool)))
         self.tet_body = _tet_bodies(model)
+        self.body_names = collision_body_names(sim)
         self.rows: list[list] = []
+        self.force_rows: list[list] = []
 
     def frame(self, index: int, state) -> None:
         """Write frame ``index`` of ``state``."""
@@ -190,24 +199,40 @@ class _Output:
                 row[c] = int(v) if isinstance(v, (bool, np.bool_)) else (repr(float(v)) if isinstance(
                     v, (float, np.floating)) else v)
         self.rows.append([row[c] for c in STATS_COLUMNS])
+        n = len(self.body_names)
+        forces = getattr(st, "body_forces", None)
+        if forces is None or np.shape(forces) != (n, 2, 3):  # a solver without the readout: not measured
+            forces = np.full((n, 2, 3), np.nan)
+        for b, name in enumerate(self.body_names):
+            self.force_rows.append([step, row["time"], b, name] + [repr(float(f)) for f in forces[b].ravel()])
 
     def load_stats(self, up_to_step: int) -> None:
-        """Read the rows of an earlier run with step <= up_to_step (resume); RunError if some are missing."""
-        path = self.opts.out_dir / "stats.csv"
-        self.rows = []
-        if path.is_file():
-            with open(path, newline="") as fh:
-                reader = csv.reader(fh)
-                header = next(reader, None)
-                if header is not None and tuple(header) == STATS_COLUMNS:
-                    self.rows = [r for r in reader if r and int(r[0]) <= up_to_step]
-        if len(self.rows) != up_to_step:
-            raise RunError(f"cannot resume: stats.csv in {str(self.opts.out_dir)!r} holds {len(self.rows)} of the "
-                           f"{up_to_step} steps before the checkpoint")
+        """Read the rows of stats.csv and forces.csv of an earlier run with step <= up_to_step (resume);
+        RunError if some are missing."""
+        self.rows = self._read_rows("stats.csv", STATS_COLUMNS, up_to_step)
+        self.force_rows = self._read_rows("forces.csv", FORCES_COLUMNS, up_to_step)
+        per_step = {"stats.csv": (self.rows, 1), "forces.csv": (self.force_rows, len(self.body_names))}
+        for name, (rows, n) in per_step.items():
+            if len(rows) != up_to_step * n:
+                raise RunError(f"cannot resume: {name} in {str(self.opts.out_dir)!r} holds {len(rows) // max(n, 1)} "
+                               f"of the {up_to_step} steps before the checkpoint")
+
+    def _read_rows(self, name: str, columns: tuple, up_to_step: int) -> list:
+        """The rows of OUT/name with step <= up_to_step ([] when the file is absent or has another header)."""
+        path = self.opts.out_dir / name
+        if not path.is_file():
+            return []
+        with open(path, newline="") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            if header is None or tuple(header) != columns:
+                return []
+            return [r for r in reader if r and int(r[0]) <= up_to_step]
 
     def write_stats(self) -> None:
-        """Rewrite OUT/stats.csv from the rows held."""
+        """Rewrite OUT/stats.csv and OUT/forces.csv from the rows held."""
         io_frames.write_csv(self.opts.out_dir / "stats.csv", STATS_COLUMNS, self.rows)
+        io_frames.write_csv(self.opts.out_dir / "forces.csv", FORCES_COLUMNS, self.force_rows)
 
     def checkpoint(self, state, step: int, frames: int) -> None:
         """Write OUT/checkpoint.npz: the state after ``step`` steps, ``frames`` frames written so far."""
@@ -219,6 +244,15 @@ class _Output:
             arrays["a"] = a
         self.write_stats()
         io_frames.save_npz(self.opts.out_dir / CHECKPOINT, **arrays)
+
+
+def collision_body_names(sim: Simulation) -> list[str]:
+    """The name of every collision body (``collision_mesh.body`` ids: the simulated bodies, then the obstacles):
+    ``sim.body_names`` then ``sim.obstacle_names``, "body<i>" where a name is missing."""
+    body = np.asarray(sim.model.collision_mesh.body, np.int64)
+    n = int(body.max()) + 1 if len(body) else 0
+    names = [str(x) for x in list(sim.body_names) + list(sim.obstacle_names)]
+    return [names[i] if i < len(names) else f"body{i}" for i in range(n)]
 
 
 def _tet_bodies(model) -> np.ndarray:
@@ -267,9 +301,10 @@ def _progress_bar(opts: RunOptions, n_steps: int, first: int, name: str):
 
 
 def run(sim: Simulation, opts: RunOptions, scene_data: dict | None = None) -> RunResult:
-    """Step ``sim`` to its end time, writing frames every ``opts.every`` steps, a stats.csv row per step and
-    a checkpoint (with stats.csv) every ``opts.checkpoint_every`` steps and at the end. With ``opts.resume`` continue from
-    OUT/checkpoint.npz (frames after the checkpoint and stats rows after its step are redone).
+    """Step ``sim`` to its end time, writing frames every ``opts.every`` steps, a stats.csv row (and a forces.csv
+    row per collision body) per step and a checkpoint (with stats.csv and forces.csv) every
+    ``opts.checkpoint_every`` steps and at the end. With ``opts.resume`` continue from OUT/checkpoint.npz
+    (frames after the checkpoint and stats/forces rows after its step are redone).
     scene_data: the resolved scene written to OUT/scene.json (None: no scene.json)."""
     t_start = time.perf_counter()
     if opts.every < 1 or opts.checkpoint_every < 1:

@@ -1,4 +1,4 @@
-"""`ipcsim demo | info | render | --help`, the progress bar, and the installed entry point."""
+"""`ipcsim demo | info | render | --help` (plot: test_plot.py), the progress bar, and the installed entry point."""
 import json
 import subprocess
 import sys
@@ -109,10 +109,12 @@ def test_render_errors(tmp_path, cli):
     assert rc == 2 and len(err.splitlines()) == 1 and "no frames" in err
 
 
-@pytest.mark.parametrize("argv", [[], ["run"], ["demo"], ["render"], ["info"]])
+@pytest.mark.parametrize("argv", [[], ["run"], ["demo"], ["render"], ["plot"], ["info"]])
 def test_help(cli, argv):
     rc, stdout, _ = cli(*argv, "--help")
     assert rc == 0 and stdout.startswith("usage: ipcsim")
+    if not argv:
+        assert all(c in stdout for c in ("run", "demo", "render", "plot", "info"))
 
 
 def test_debug_shows_traceback(tmp_path, cli):

@@ -94,6 +94,8 @@ def test_resume_after_crash_equals_uninterrupted(tmp_path, cli, monkeypatch):
     rc, _, err = cli("run", scene, "-o", crashed, "--quiet")
     assert rc == 130 and "--resume" in err
     assert len(frames_of(crashed)) == 4 and len(stats_rows(crashed)[1]) == 3
+    forces = (crashed / "forces.csv").read_text().splitlines()[1:]
+    assert [r.split(",")[0] for r in forces] == ["1", "1", "2", "2", "3", "3"]  # per step, per body
     with np.load(crashed / "checkpoint.npz") as ck:
         assert int(ck["step"]) == 2
     monkeypatch.setattr(ie.ImplicitEulerSolver, "step", real_step)
@@ -102,6 +104,7 @@ def test_resume_after_crash_equals_uninterrupted(tmp_path, cli, monkeypatch):
     assert frame_bytes(crashed) == frame_bytes(full)
     assert [r[0] for r in stats_rows(crashed)[1]] == ["1", "2", "3", "4"]
     assert [r[:7] for r in stats_rows(crashed)[1]] == [r[:7] for r in stats_rows(full)[1]]
+    assert (crashed / "forces.csv").read_bytes() == (full / "forces.csv").read_bytes()  # cut back, redone
 
 
 def test_resume_refuses_another_scene(tmp_path, cli):

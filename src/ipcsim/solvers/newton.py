@@ -22,6 +22,8 @@ nodes (obstacles, Dirichlet sets) take part in the trajectory: while they are sh
 their remaining displacement and the unknowns' linearised response, and the CCD/inversion-bounded step is taken
 without energy backtracking (E changes with the prescribed positions, so it is no merit function then); once
 they have arrived the usual projected Newton runs. Convergence: ||p||_inf / h < tol * bbox_diagonal (IPC's).
+At the end of a step the contact force -grad(kappa B) and the friction force -grad D on each collision body
+are read out (``StepStats.body_forces`` [N], one more barrier and friction gradient; timed in time_contact).
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..contact.barrier_potential import barrier_potential_gradient
 from ..contact.broad_phase import build_candidates
 from ..contact.ccd import compute_collision_free_stepsize
 from ..contact.collisions import build_collisions
@@ -96,7 +99,10 @@ class StepStats:
     newton_iterations, line_search_steps: summed over the friction lagging iterations; converged: the last
     solve converged; n_friction: friction stencils of the last lagging; lagging_iterations: solves done;
     prescribed_iterations: Newton iterations spent moving prescribed nodes (obstacles, Dirichlet sets)
-    to their targets; min_distance [m]: smallest contact distance at the end (inf without contact).
+    to their targets; min_distance [m]: smallest contact distance at the end (inf without contact);
+    body_forces (n_collision_bodies, 2, 3) [N]: per collision body (``collision_mesh.body``: the simulated
+    bodies, then the obstacles) the contact force [b, 0] and the friction force [b, 1] on it at the end of the
+    step (``NewtonSolver.body_forces``; half spaces are no collision body: their push is in the body's row).
     """
 
     newton_iterations: int = 0
@@ -115,6 +121,7 @@ class StepStats:
     lagging_iterations: int = 0
     prescribed_iterations: int = 0
     history: list = field(default_factory=list)
+    body_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)))
 
 
 @dataclass
@@ -376,12 +383,35 @@ class NewtonSolver:
         stats.n_contacts = len(coll)
         if len(coll):
             stats.min_distance = math.sqrt(minimum_distance_squared(coll, m.collision_mesh, xs))
+        t0 = time.perf_counter()
+        stats.body_forces = self.body_forces(xs, coll, fric)
+        stats.time_contact += time.perf_counter() - t0
         stats.energy = e
         v, a = self.integrator.update(state_in.x, state_in.v, state_in.a, x, setup.q_hat, h, setup.prescribed)
         state_out.x, state_out.v, state_out.a, state_out.t = x, v, a, state_in.t + h
         stats.time_other = (time.perf_counter() - t_start - stats.time_contact - stats.time_linear_solve
                             - stats.time_ccd - stats.time_line_search)
         return stats
+
+    def body_forces(self, xs: np.ndarray, coll, friction: FrictionTerm | None = None) -> np.ndarray:
+        """(n_collision_bodies, 2, 3) [N]: per collision body b the contact force [b, 0] = -grad (kappa B) and
+        the friction force [b, 1] = -grad D (``friction``'s lagged potential, zeros when None) at the surface
+        positions xs (n_surface, 3) [m], summed over the surface vertices of b (``collision_mesh.body``).
+        coll: the active set at xs. The gradients are not weighted by the integrator (h^2), so they are forces
+        in N; a stencil's gradient sums to zero over its vertices, so two bodies get opposite forces (Newton's
+        third law) and a half space's push lands in the row of the body touching it."""
+        mesh = self.model.collision_mesh
+        body = np.asarray(mesh.body, np.int64)
+        n = int(body.max()) + 1 if len(body) else 0
+        out = np.zeros((n, 2, 3))
+        if len(coll):
+            g = barrier_potential_gradient(coll, mesh, xs, stiffness=self.kappa,
+                                           use_physical_barrier=self.contact.convergent)
+            out[:, 0] = -_sum_by_body(g, body, n)
+        if friction is not None and len(friction.collisions):
+            g = friction.potential.gradient(friction.collisions, xs - friction.xs_lag)
+            out[:, 1] = -_sum_by_body(g, body, n)
+        return out
 
     def _direction(self, potential, ev, x, setup, free, stats):
         """The Newton direction p (n, 3) [m] at x and whether the prescribed nodes have arrived."""
@@ -448,6 +478,12 @@ class NewtonSolver:
                 stats.converged = True
                 break
         return x, e, ev
+
+
+def _sum_by_body(g: np.ndarray, body: np.ndarray, n: int) -> np.ndarray:
+    """(n, 3): the vertex-major surface gradient g (3 n_surface,) summed per body id body (n_surface,)."""
+    g = g.reshape(-1, 3)
+    return np.stack([np.bincount(body, weights=g[:, k], minlength=n) for k in range(3)], axis=1)
 
 
 class _NoHessian:
