@@ -57,6 +57,7 @@ class SurfaceMap:
         self.index = np.ascontiguousarray(self.nodes[:, 0])
         self.is_selection = self.nodes.shape[1] == 1 and bool(np.all(self.weights == 1.0))
         self._matrix = None
+        self._gradient_index = None  # (3 k n_surface,) int64, built by pull_gradient
 
     @classmethod
     def selection(cls, index, n_nodes: int) -> "SurfaceMap":
@@ -91,10 +92,10 @@ class SurfaceMap:
             out = np.zeros((self.n_nodes, 3))
             out[self.index] = g  # a selection's surface vertices are distinct nodes
             return out.ravel()
-        out = np.zeros((self.n_nodes, 3))
-        for a in range(self.width):
-            np.add.at(out, self.nodes[:, a], self.weights[:, a, None] * g)
-        return out.ravel()
+        if self._gradient_index is None:  # coordinate 3 nodes[s, a] + d of each product, in (s, a, d) order
+            self._gradient_index = (3 * self.nodes[:, :, None] + np.arange(3)).ravel()
+        products = self.weights[:, :, None] * g[:, None, :]  # (n_surface, k, 3)
+        return np.bincount(self._gradient_index, products.ravel(), minlength=3 * self.n_nodes)
 
     @property
     def matrix(self) -> sp.csr_matrix:

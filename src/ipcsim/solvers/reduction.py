@@ -13,8 +13,9 @@ straight into a CSR pattern that is cached per free mask:
 
 * pattern = (E restricted to free x free) U (free diagonal) U (surface entries seen so far); the elastic part is
   copied with a precomputed gather map, the surface terms are added by a per-row binary search (a surface
-  entry (s, t) of C goes to the k x k node-coordinate pairs of J's rows s and t with weight J_sa C_st J_tb; a
-  selection is the case k = 1, weight 1, kept on its own exact path);
+  entry (s, t) of C goes to the k x k node-coordinate pairs of J's rows s and t with weight J_sa C_st J_tb,
+  summed per reduced row before the lookup, ``_scatter_mapped``; a selection is the case k = 1, weight 1, kept
+  on its own exact path);
 * when a surface term has entries outside the pattern, the pattern grows by them (a new pattern object), so
   the linear solver's symbolic analysis can be reused for as long as the pattern object stays the same
   (``linear.Factorization`` recognises it by identity).
@@ -78,27 +79,57 @@ def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, i
 
 
 @njit(cache=True)
-def _scatter_mapped(weight, s_indptr, s_indices, s_data, red, w, indptr, indices, data, miss_r, miss_c):
+def _scatter_mapped(weight, s_indptr, s_indices, s_data, red, w, jt_indptr, jt_src, jt_w, indptr, indices, data,
+                    miss_r, miss_c):
     """data += weight * J^T C J for a surface matrix C (CSR) and a weighted map: surface coordinate i depends
-    on the reduced coordinates red[i, a] (-1: prescribed or padding) with weights w[i, a]. Returns how many
-    products fell outside the pattern (their reduced (row, col) go to miss_r/miss_c while there is room)."""
+    on the reduced coordinates red[i, a] (-1: prescribed or padding) with weights w[i, a]; (jt_indptr, jt_src,
+    jt_w) is J^T by reduced row (``_transpose_map``). Each reduced row r of the product is summed in a dense
+    scratch row first (sum over the surface rows of J^T's row r, their C entries, and J's weights), so every
+    product entry is looked up in the pattern once, however many surface coordinates share its nodes (an
+    embedded triangle's three vertices usually share their coarse tet). Returns how many entries fell outside the
+    pattern (their reduced (row, col) go to miss_r/miss_c while there is room)."""
     n_miss = 0
     k = red.shape[1]
-    for rs in range(len(s_indptr) - 1):
-        for p in range(s_indptr[rs], s_indptr[rs + 1]):
-            cs = s_indices[p]
-            v = weight * s_data[p]
-            for a in range(k):
-                r = red[rs, a]
-                if r < 0:
-                    continue
-                va = v * w[rs, a]
+    n_red = len(jt_indptr) - 1
+    acc = np.zeros(n_red)
+    mark = np.zeros(n_red, np.bool_)
+    touched = np.empty(n_red, np.int64)
+    for r in range(n_red):
+        nt = 0
+        for q in range(jt_indptr[r], jt_indptr[r + 1]):
+            rs = jt_src[q]
+            wa = weight * jt_w[q]
+            for p in range(s_indptr[rs], s_indptr[rs + 1]):
+                cs = s_indices[p]
+                v = wa * s_data[p]
                 for b in range(k):
                     c = red[cs, b]
                     if c < 0:
                         continue
-                    n_miss = _add_or_miss(indptr, indices, data, r, c, va * w[cs, b], miss_r, miss_c, n_miss)
+                    if not mark[c]:
+                        mark[c] = True
+                        touched[nt] = c
+                        nt += 1
+                    acc[c] += v * w[cs, b]
+        for t in range(nt):
+            c = touched[t]
+            n_miss = _add_or_miss(indptr, indices, data, r, c, acc[c], miss_r, miss_c, n_miss)
+            acc[c] = 0.0
+            mark[c] = False
     return n_miss
+
+
+def _transpose_map(red: np.ndarray, w: np.ndarray, n_red: int):
+    """J^T by reduced row: (indptr (n_red + 1,), surface coordinate (m,), weight (m,)) of the weighted map
+    (red, w) (see ``_scatter_mapped``), surface coordinates increasing within a row."""
+    flat = red.ravel()
+    keep = np.flatnonzero(flat >= 0)
+    rows = flat[keep]
+    order = np.argsort(rows, kind="stable")
+    src = (keep // red.shape[1])[order]
+    indptr = np.zeros(n_red + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_red), out=indptr[1:])
+    return indptr, np.ascontiguousarray(src), np.ascontiguousarray(w.ravel()[keep][order])
 
 
 @njit(cache=True)
@@ -380,6 +411,7 @@ class SystemMatrix:
         else:
             s2r = None
             red, w_map = jmap.coordinate_map(pat.full_to_free)
+            jt = _transpose_map(red, w_map, pat.n_free)
         # the terms in the order of the SciPy sum (tocsr): surface terms, then node-coordinate terms
         terms = [(w, h, False, True) for w, h in self.surface_terms]
         terms += [(w, h, self._same_as_elastic(h), False) for w, h in self.full_terms]
@@ -391,8 +423,8 @@ class SystemMatrix:
             if surface and red is not None:
                 size = h.nnz * red.shape[1] ** 2
                 mr, mc = np.empty(size, np.int64), np.empty(size, np.int64)
-                n_miss = _scatter_mapped(w, h.indptr, h.indices, h.data, red, w_map, pat.indptr, pat.indices, data,
-                                         mr, mc)
+                n_miss = _scatter_mapped(w, h.indptr, h.indices, h.data, red, w_map, *jt, pat.indptr, pat.indices,
+                                         data, mr, mc)
             else:
                 mr, mc = np.empty(h.nnz, np.int64), np.empty(h.nnz, np.int64)
                 n_miss = _scatter_surface(w, h.indptr, h.indices, h.data, s2r if surface else pat.full_to_free,
