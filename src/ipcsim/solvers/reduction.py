@@ -278,6 +278,19 @@ class PatternCache:
     def __init__(self):
         self.pattern: FreePattern | None = None
         self.base: FreePattern | None = None
+        self._mapped_key = None  # (full_to_free, surface map) of ``_mapped``
+        self._mapped = None
+
+    def mapped(self, jmap, pat: FreePattern) -> tuple:
+        """(red, w, J^T by reduced row) of the weighted map jmap for pat's free mask (``SurfaceMap.coordinate_map``
+        and ``_transpose_map``), kept while the mask (the ``full_to_free`` array object) and the map stay the
+        same: a function of the model and the mask alone."""
+        key = self._mapped_key
+        if key is None or key[0] is not pat.full_to_free or key[1] is not jmap:
+            red, w = jmap.coordinate_map(pat.full_to_free)
+            self._mapped = (red, w, _transpose_map(red, w, pat.n_free))
+            self._mapped_key = (pat.full_to_free, jmap)
+        return self._mapped
 
     def clear(self) -> None:
         """Forget the surface entries seen (history-free steps): back to the base pattern, whose object is
@@ -410,8 +423,7 @@ class SystemMatrix:
             red = w_map = None
         else:
             s2r = None
-            red, w_map = jmap.coordinate_map(pat.full_to_free)
-            jt = _transpose_map(red, w_map, pat.n_free)
+            red, w_map, jt = self.cache.mapped(jmap, pat)
         # the terms in the order of the SciPy sum (tocsr): surface terms, then node-coordinate terms
         terms = [(w, h, False, True) for w, h in self.surface_terms]
         terms += [(w, h, self._same_as_elastic(h), False) for w, h in self.full_terms]
