@@ -208,10 +208,16 @@ def describe(sim, data: dict) -> tuple[str, bool]:
         mat = b.get("material", {})
         sel = vb == i
         ext = np.ptp(sim.state.x[sel], axis=0) if sel.any() else np.zeros(3)
+        if "affine" in b:
+            elastic = f"affine (ABD) stiffness {b['affine'].get('stiffness', float('nan')):g} Pa"
+        else:
+            elastic = (f"{mat.get('model', 'NH')} E {mat.get('youngs_modulus', float('nan')):g} Pa nu "
+                       f"{mat.get('poisson_ratio', float('nan')):g}")
+            if "embedding" in b:
+                elastic = "embedded, " + elastic
         lines.append(f"    [{i}] {b.get('name', f'body{i}')}: {int(sel.sum())} vertices, "
                      f"{int(np.sum(tet_body == i))} tets, {int(np.sum(face_body == i))} surface triangles, "
-                     f"{mat.get('model', 'NH')} E {mat.get('youngs_modulus', float('nan')):g} Pa nu "
-                     f"{mat.get('poisson_ratio', float('nan')):g} density {mat.get('density', float('nan')):g} "
+                     f"{elastic} density {mat.get('density', float('nan')):g} "
                      f"kg/m^3, size {ext[0]:.4g} x {ext[1]:.4g} x {ext[2]:.4g} m")
     n_bodies = len(data.get("bodies", []))
     obstacles = data.get("obstacles", [])

@@ -23,6 +23,27 @@ TINY = {
 }
 
 
+#: an embedded body (consistent mass) under an affine one falling at 1 m/s, and a half-ellipsoid finger whose
+#: back face is keyframed
+MIXED = {
+    "name": "mixed",
+    "time": {"end": 0.04, "dt": 0.01},
+    "contact": {"dhat": 1e-3},
+    "bodies": [
+        {"name": "bottom", "mesh": CUBE, "transform": {"translation": [0.0, 0.002, 0.0]},
+         "embedding": {"resolution": 0.06, "mass": "consistent"}},
+        {"name": "top", "mesh": CUBE, "transform": {"translation": [0.02, 0.104, 0.01]},
+         "material": {"density": 500}, "affine": {"stiffness": 1e6}, "initial_velocity": {"linear": [0.0, -1.0, 0.0]}},
+        {"name": "finger", "mesh": {"half_ellipsoid": {"semi_axes": [0.03, 0.03], "depth": 0.02}},
+         "transform": {"translation": [0.05, 0.05, -0.03]},
+         "dirichlet": [{"box": {"min": [-0.01, -0.01, -0.01], "max": [1.01, 1.01, 0.01]},
+                        "keyframes": {"times": [0.0, 0.04], "translations": [[0, 0, 0], [0, 0, 0.005]]}}]},
+    ],
+    "half_spaces": [{"origin": [0, 0, 0], "normal": [0, 1, 0]}],
+    "output": {"every": 1, "checkpoint_every": 1},
+}
+
+
 def write_scene(directory, data=None, name="tiny.json", **changes):
     """Write TINY (or ``data``) with top-level ``changes`` merged into directory/name; returns the path."""
     scene = copy.deepcopy(TINY if data is None else data)

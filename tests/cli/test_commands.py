@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from _cli_helpers import TINY, frames_of, read_frames, write_scene
+from _cli_helpers import MIXED, TINY, frames_of, read_frames, write_scene
 
 ipctk = pytest.importorskip("ipctk")
 
@@ -62,6 +62,14 @@ def test_info_describes_and_checks(tmp_path, cli):
     rc, stdout, _ = cli("info", write_scene(tmp_path, data, "overlap.json"))
     assert rc == 1
     assert "sanity check: " in stdout and "error: initial intersection" in stdout
+
+
+def test_info_describes_embedded_and_affine_bodies(tmp_path, cli):
+    rc, stdout, _ = cli("info", write_scene(tmp_path, MIXED, "mixed.json"))
+    assert rc == 0, stdout
+    assert "[0] bottom: " in stdout and "embedded, NH E 100000 Pa" in stdout
+    assert "[1] top: 4 vertices, 1 tets, 48 surface triangles, affine (ABD) stiffness 1e+06 Pa density 500" in stdout
+    assert "sanity check: ok" in stdout
 
 
 def _run_tiny(tmp_path, cli):

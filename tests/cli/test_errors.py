@@ -58,6 +58,24 @@ def _unknown_key(d, _):
     d["bodies"][0]["colour"] = "red"
 
 
+def _keyframes_with_velocity(d, _):
+    d["bodies"][0]["dirichlet"] = [{"indices": [0], "velocity": [0.0, 1.0, 0.0],
+                                    "keyframes": {"times": [0.0, 1.0], "translations": [[0, 0, 0], [0, 0.1, 0]]}}]
+
+
+def _affine_with_modulus(d, _):
+    d["bodies"][0].update(affine={"stiffness": 1e7}, material={"youngs_modulus": 1e6})
+
+
+def _empty_coarse_nodes(d, _):
+    d["bodies"][0]["embedding"] = {"mesh": {"box": {"size": [1.0, 1.0, 1.0], "resolution": [2, 2, 2]}}}
+
+
+def _open_surface(d, tmp):
+    (tmp / "open.obj").write_text("v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\nf 1 3 2\nf 1 2 4\nf 1 4 3\n")
+    d["bodies"][0].update(mesh="open.obj", embedding={"resolution": 0.05})
+
+
 SCENE_ERRORS = {
     "missing mesh": (_missing_mesh, ["bodies[0].mesh", "nope.msh"]),
     "unreadable mesh": (_junk_mesh, ["bodies[0].mesh", "junk.msh"]),
@@ -68,6 +86,10 @@ SCENE_ERRORS = {
     "inverted tet": (_inverted_tet, ["inverted"]),
     "intersecting bodies": (_intersecting, ["initial intersection", "(bottom)", "(top)", "edge", "face"]),
     "unknown key": (_unknown_key, ["colour"]),
+    "keyframes and velocity": (_keyframes_with_velocity, ["bodies[0].dirichlet[0].velocity", "keyframed"]),
+    "affine body with a Young's modulus": (_affine_with_modulus, ["bodies[0].material.youngs_modulus", "affine"]),
+    "coarse nodes without material": (_empty_coarse_nodes, ["bodies[0].embedding", "carries no fine material"]),
+    "open surface": (_open_surface, ["bodies[0].mesh", "open.obj", "not a closed surface"]),
 }
 
 

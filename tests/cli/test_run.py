@@ -9,7 +9,7 @@ from ipcsim.io_frames import read_ply
 from ipcsim.runner import STATS_COLUMNS
 from ipcsim.scene import load_scene
 
-from _cli_helpers import frame_bytes, frames_of, read_frames, stats_rows, write_scene
+from _cli_helpers import MIXED, frame_bytes, frames_of, read_frames, stats_rows, write_scene
 
 ipctk = pytest.importorskip("ipctk")
 
@@ -63,6 +63,27 @@ def test_rerun_from_scene_json_is_bit_identical(tmp_path, cli):
     assert cli("run", a / "scene.json", "-o", b, "--quiet")[0] == 0
     assert frame_bytes(a) == frame_bytes(b)
     assert (a / "scene.json").read_text() == (b / "scene.json").read_text()
+
+
+def test_embedded_affine_and_keyframed_scene_reruns_and_resumes_bit_identically(tmp_path, cli):
+    scene = write_scene(tmp_path, MIXED, "mixed.json")
+    a, b, part = tmp_path / "a", tmp_path / "b", tmp_path / "part"
+    rc, _, err = cli("run", scene, "-o", a, "--quiet")
+    assert rc == 0, err
+    data = json.loads((a / "scene.json").read_text())
+    bottom, top, finger = data["bodies"]
+    assert bottom["embedding"] == {"resolution": 0.06, "mass": "consistent"}
+    assert top["affine"] == {"stiffness": 1e6, "fixed": False} and top["material"] == {"density": 500}
+    assert finger["mesh"]["half_ellipsoid"]["rim"] == 20 and set(finger["dirichlet"][0]) == {"box", "keyframes"}
+    assert cli("run", a / "scene.json", "-o", b, "--quiet")[0] == 0
+    assert frame_bytes(a) == frame_bytes(b) and len(frames_of(a)) == 5
+    assert (a / "scene.json").read_text() == (b / "scene.json").read_text()
+    frames = read_frames(a)
+    assert not np.array_equal(frames[-1][0], frames[0][0])  # the affine cube fell, the finger moved
+    assert cli("run", scene, "-o", part, "--quiet", "--end-time", "0.02")[0] == 0
+    rc, _, err = cli("run", scene, "-o", part, "--quiet", "--resume")
+    assert rc == 0, err
+    assert frame_bytes(part) == frame_bytes(a)
 
 
 def test_resume_after_shorter_run_equals_uninterrupted(tmp_path, cli):

@@ -26,6 +26,8 @@ def set_path(d: dict, path: list, value):
 
 _DELETE = object()
 BOX = {"box": {"min": [0, 0, 0], "max": [1, 1, 1]}}
+BOX_MESH = {"box": {"size": [0.1, 0.1, 0.1], "resolution": [1, 1, 1]}}
+KEYFRAMES = {"times": [0.0, 1.0], "translations": [[0, 0, 0], [0, 0.1, 0]]}
 
 # (edit path, value, expected message after "scene.json: ")
 CASES = [
@@ -44,12 +46,12 @@ CASES = [
     (["gravity"], [0, "down", 0], 'gravity[1]: expected a number, got "down"'),
     (["colour"], "red", "colour: unknown key (allowed: bodies, contact, format, friction, gravity, half_spaces, "
                         "integrator, name, obstacles, output, solver, time)"),
-    (["bodies", 0, "materal"], {}, "bodies[0].materal: unknown key (allowed: dirichlet, initial_velocity, material, "
-                                   "mesh, name, neumann, transform)"),
+    (["bodies", 0, "materal"], {}, "bodies[0].materal: unknown key (allowed: affine, dirichlet, embedding, "
+                                   "initial_velocity, material, mesh, name, neumann, transform)"),
     (["bodies", 0, "mesh"], _DELETE, "bodies[0].mesh: missing required key"),
     (["bodies"], [], "bodies: expected a list of bodies (at least 1), got []"),
-    (["bodies", 0, "mesh"], 3, 'bodies[0].mesh: expected a mesh file path or {"box": {"size": [sx, sy, sz], '
-                               '"resolution": [nx, ny, nz]}}, got 3'),
+    (["bodies", 0, "mesh"], 3, 'bodies[0].mesh: expected a mesh file path, {"box": {"size": [sx, sy, sz], ...}} '
+                               'or {"half_ellipsoid": {"semi_axes": [a, b], "depth": d, ...}}, got 3'),
     (["bodies", 0, "mesh", "box", "size"], [0.1, 0.1], "bodies[0].mesh.box.size: expected a list of 3 numbers > 0, "
                                                        "got [0.1, 0.1]"),
     (["bodies", 0, "transform", "scale"], 0, "bodies[0].transform.scale: expected a number > 0 or a list of 3 "
@@ -99,6 +101,63 @@ CASES = [
      "obstacles[0].time_range: a keyframed obstacle follows its keyframes: give no time_range"),
     (["obstacles"], [{"mesh": "plate.obj", "keyframes": {"files": []}}],
      "obstacles[0].keyframes.files: expected a list of file paths (at least 1), got []"),
+    # embedded and affine bodies
+    (["bodies", 0, "embedding"], {}, "bodies[0].embedding: give exactly one of 'resolution', 'vertices' and 'mesh'"),
+    (["bodies", 0, "embedding"], {"resolution": 0.05, "vertices": 10},
+     "bodies[0].embedding: give exactly one of 'resolution', 'vertices' and 'mesh'"),
+    (["bodies", 0, "embedding"], {"resolution": -1}, "bodies[0].embedding.resolution: expected a number > 0, got -1"),
+    (["bodies", 0, "embedding"], {"vertices": 2}, "bodies[0].embedding.vertices: expected an integer >= 4, got 2"),
+    (["bodies", 0, "embedding"], {"resolution": 0.05, "mass": "diagonal"},
+     'bodies[0].embedding.mass: expected one of "lumped", "consistent", got "diagonal"'),
+    (["bodies", 0, "embedding"], {"mesh": {"box": {"size": [1, 1]}}},
+     "bodies[0].embedding.mesh.box.size: expected a list of 3 numbers > 0, got [1, 1]"),
+    (["bodies", 0, "embedding"], {"resolution": 0.05, "colour": "red"},
+     "bodies[0].embedding.colour: unknown key (allowed: mass, mesh, resolution, vertices)"),
+    (["bodies", 0, "affine"], {"stiffness": 0}, "bodies[0].affine.stiffness: expected a number > 0, got 0"),
+    (["bodies", 0, "affine"], {"fixed": 1}, "bodies[0].affine.fixed: expected true or false, got 1"),
+    (["bodies", 0], {"mesh": BOX_MESH, "embedding": {"resolution": 0.05}, "affine": {}},
+     "bodies[0]: give either 'embedding' or 'affine', not both"),
+    (["bodies", 0], {"mesh": BOX_MESH, "affine": {}, "material": {"density": 5, "youngs_modulus": 1e6}},
+     "bodies[0].material.youngs_modulus: an affine body takes only 'density' from its material (its stiffness is "
+     "'affine.stiffness' [Pa])"),
+    # keyframed Dirichlet sets
+    (["bodies", 0, "dirichlet"], [{**BOX, "keyframes": KEYFRAMES, "velocity": [0, 0, 0]}],
+     "bodies[0].dirichlet[0].velocity: a keyframed Dirichlet set follows its keyframes: give no velocity"),
+    (["bodies", 0, "dirichlet"], [{**BOX, "keyframes": KEYFRAMES, "angular_velocity": [0, 1, 0]}],
+     "bodies[0].dirichlet[0].angular_velocity: a keyframed Dirichlet set follows its keyframes: give no "
+     "angular_velocity"),
+    (["bodies", 0, "dirichlet"], [{**BOX, "keyframes": KEYFRAMES, "time_range": [0, None]}],
+     "bodies[0].dirichlet[0].time_range: a keyframed Dirichlet set follows its keyframes: give no time_range"),
+    (["bodies", 0, "dirichlet"], [{**BOX, "keyframes": {"times": [0, 1, 1], "translations": [[0, 0, 0]] * 3}}],
+     "bodies[0].dirichlet[0].keyframes.times: expected strictly increasing times [s], got [0, 1, 1]"),
+    (["bodies", 0, "dirichlet"], [{**BOX, "keyframes": {"times": [0, 1], "translations": [[0, 0, 0]]}}],
+     "bodies[0].dirichlet[0].keyframes.translations: expected one entry per time (2), got 1"),
+    (["bodies", 0, "dirichlet"], [{**BOX, "keyframes": {"times": [0, 1]}}],
+     "bodies[0].dirichlet[0].keyframes: give exactly one of 'translations' and 'positions'"),
+    (["bodies", 0, "dirichlet"], [{**BOX, "keyframes": {"translations": [[0, 0, 0]]}}],
+     "bodies[0].dirichlet[0].keyframes.times: missing required key"),
+    (["bodies", 0, "dirichlet"], [{**BOX, "keyframes": {"times": [-1], "translations": [[0, 0, 0]]}}],
+     "bodies[0].dirichlet[0].keyframes.times[0]: expected a number >= 0, got -1"),
+    (["bodies", 0, "dirichlet"], [{**BOX, "keyframes": {"times": [0], "translations": [[0, 0]]}}],
+     "bodies[0].dirichlet[0].keyframes.translations[0]: expected a list of 3 numbers, got [0, 0]"),
+    (["bodies", 0, "dirichlet"], [{"indices": [0, 1], "keyframes": {"times": [0, 1], "positions": [
+        [[0, 0, 0], [0, 0, 0]], [[0, 0, 0]]]}}],
+     "bodies[0].dirichlet[0].keyframes.positions[1]: 1 positions, frame 0 has 2"),
+    (["bodies", 0, "dirichlet"], [{"indices": [0, 1], "keyframes": {"times": [0], "positions": [[[0, 0, 0]]]}}],
+     "bodies[0].dirichlet[0].keyframes.positions[0]: 1 positions, but the set holds 2 vertices"),
+    # generated half ellipsoids
+    (["bodies", 0, "mesh"], {"half_ellipsoid": {"semi_axes": [0.1], "depth": 0.1}},
+     "bodies[0].mesh.half_ellipsoid.semi_axes: expected a list of 2 numbers > 0, got [0.1]"),
+    (["bodies", 0, "mesh"], {"half_ellipsoid": {"semi_axes": [0.1, 0.1]}},
+     "bodies[0].mesh.half_ellipsoid.depth: missing required key"),
+    (["bodies", 0, "mesh"], {"half_ellipsoid": {"semi_axes": [0.1, 0.1], "depth": 0.05, "layers": [0.3, 0.5]}},
+     "bodies[0].mesh.half_ellipsoid.layers: expected decreasing scales, got [0.3, 0.5]"),
+    (["bodies", 0, "mesh"], {"half_ellipsoid": {"semi_axes": [0.1, 0.1], "depth": 0.05, "layers": [1.0]}},
+     "bodies[0].mesh.half_ellipsoid.layers[0]: expected a number > 0 and < 1, got 1.0"),
+    (["bodies", 0, "mesh"], {"half_ellipsoid": {"semi_axes": [0.1, 0.1], "depth": 0.05, "dome": [5, 2]}},
+     "bodies[0].mesh.half_ellipsoid.dome[1]: expected an integer >= 3, got 2"),
+    (["obstacles"], [{"mesh": {"half_ellipsoid": {"semi_axes": [0.1, 0.1], "depth": 0.05, "rim": 2}}}],
+     "obstacles[0].mesh.half_ellipsoid.rim: expected an integer >= 3, got 2"),
     (["time"], {"dt": float("nan")}, "time.dt: expected a finite number, got nan"),
     (["gravity"], [0, float("-inf"), 0], "gravity[1]: expected a finite number, got -inf"),
 ]
@@ -141,6 +200,40 @@ def test_selection_errors_are_found_at_load_time():
         Scene.from_dict(data, ".", source="scene.json")  # the body sits at y >= 0.01
     data["bodies"][0]["dirichlet"] = [{"box": {"min": [0, 0, 0], "max": [1, 0.015, 1], "relative": False}}]
     Scene.from_dict(data, ".", source="scene.json")  # its bottom face at y = 0.01 is inside
+
+
+def test_selections_of_embedded_and_affine_bodies_pick_nodes():
+    data = base_scene()
+    data["bodies"][0].update(embedding={"resolution": 0.05}, dirichlet=[{"indices": [99]}])
+    with pytest.raises(SceneError, match=r"^scene\.json: bodies\[0\]\.dirichlet\[0\]\.indices: node index 99 out of "
+                                         r"range \(the body has \d+ nodes, the vertices of its coarse mesh\)$"):
+        Scene.from_dict(data, ".", source="scene.json")
+    data = base_scene()
+    data["bodies"][0].update(affine={}, neumann=[{"indices": [4], "force": [0, 1, 0]}])
+    with pytest.raises(SceneError, match=r"^scene\.json: bodies\[0\]\.neumann\[0\]\.indices: node index 4 out of "
+                                         r"range \(the body has 4 nodes, the 4 corners of its enclosing tet\)$"):
+        Scene.from_dict(data, ".", source="scene.json")
+    data["bodies"][0]["neumann"] = [{"box": {"min": [0.4, 0.4, 0.4], "max": [0.6, 0.6, 0.6]}, "force": [0, 1, 0]}]
+    with pytest.raises(SceneError, match=r"^scene\.json: bodies\[0\]\.neumann\[0\]\.box: the box \(relative to the "
+                                         r"bounding box of the body's nodes\) holds no node of the body \(the 4 "
+                                         r"corners of its enclosing tet\)$"):
+        Scene.from_dict(data, ".", source="scene.json")
+    data["bodies"][0]["neumann"] = [{"indices": [0, 1, 2, 3], "force": [0, 1, 0]}]
+    Scene.from_dict(data, ".", source="scene.json")
+
+
+def test_missing_coarse_mesh_and_a_coarse_mesh_without_tets(tmp_path):
+    data = base_scene()
+    data["bodies"][0]["embedding"] = {"mesh": "coarse.msh"}
+    with pytest.raises(SceneError) as info:
+        load_scene(write(tmp_path, json.dumps(data)))
+    assert str(info.value) == (f"{tmp_path / 'scene.json'}: bodies[0].embedding.mesh: cannot read 'coarse.msh': "
+                               "no such file")
+    (tmp_path / "tri.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n")
+    data["bodies"][0]["embedding"] = {"mesh": "tri.obj"}
+    with pytest.raises(SceneError, match=r": bodies\[0\]\.embedding\.mesh: cannot read 'tri\.obj': holds no "
+                                         r"tetrahedra \(found 1 triangles\); a coarse mesh needs tets$"):
+        load_scene(write(tmp_path, json.dumps(data)))
 
 
 # ---------------------------------------------------------------------------------------------- JSON files
@@ -217,7 +310,8 @@ def test_unknown_mesh_format(tmp_path):
 def test_body_mesh_without_tets(tmp_path):
     (tmp_path / "tri.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n")
     with pytest.raises(SceneError, match=r": bodies\[1\]\.mesh: cannot read 'tri\.obj': holds no tetrahedra "
-                                         r"\(found 1 triangles\); a body needs a tet mesh$"):
+                                         r"\(found 1 triangles\); a full-space body needs a tet mesh \(embedded and "
+                                         r"affine bodies may be closed triangle surfaces\)$"):
         load_scene(scene_with_mesh(tmp_path, "tri.obj"))
 
 

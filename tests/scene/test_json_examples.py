@@ -26,6 +26,10 @@ FEATURES = {  # example file -> keys it must exercise (so every documented featu
     "contact_friction.json": ["contact.dhat", "contact.kappa", "friction.eps_v"],
     "newmark.json": ["integrator", "solver"],
     "quasi_static.json": ["integrator"],
+    "embedded_affine.json": ["embedding.mesh", "embedding.vertices", "embedding.mass",
+                             "bodies.mesh(closed triangle surface)", "affine.stiffness"],
+    "teddy_grasp.json": ["embedding.resolution", "dirichlet.keyframes", "keyframes.translations",
+                         "mesh.half_ellipsoid"],
 }
 
 
@@ -53,10 +57,10 @@ def test_example_loads_builds_and_steps(path):
             stats = sim.solver.step(state, new, None, sim.dt)
             state = new
             assert stats.converged, path.name
-            assert not has_intersections(mesh, mesh.surface_positions(state.x)), path.name
+            assert not has_intersections(mesh, model.surface_positions(state.x)), path.name
             assert count_inverted_tets(state.x, model.tets) == 0, path.name
     for plane in mesh.planes:
-        xs = mesh.surface_positions(state.x)[~mesh.is_obstacle]
+        xs = model.surface_positions(state.x)[~mesh.is_obstacle]
         assert np.min((xs - plane.origin) @ plane.normal) > 0.0, path.name
 
 

@@ -7,62 +7,24 @@ the solver. All user errors are ``SceneError`` with one line naming the file and
 """
 from __future__ import annotations
 
-import copy
-import inspect
 import json
-import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .bodies import add_body, add_conditions, resolve_body
+from .common import DEFAULTS, Geometry, abs_path, accepts, filled, time_range
 from .errors import SceneError, key_path, scene_error
-from .mesh_files import MeshFileError, read_body_mesh, read_keyframe, read_mesh_data
-from .placement import bbox_diagonal, place, select_in_box, world_box
+from .generated import generated_mesh
+from .mesh_files import (MeshFileError, closed_surface, read_body_mesh, read_coarse_mesh, read_keyframe,
+                         read_mesh_data, read_solid_mesh)
+from .placement import bbox_diagonal, place
 from .schema import SCENE_FORMAT, validate
 
-DEFAULTS = {
-    "time": {"end": 5.0, "dt": 0.025},
-    "gravity": [0.0, -9.81, 0.0],
-    "contact": {"kappa": None, "convergent": True},
-    "friction": {"mu": 0.0, "lagging_iterations": 1},
-    "solver": {"tol": 1e-2, "max_newton_iterations": 1000, "linear_solver": "auto"},
-    "output": {"every": 1, "volume": False, "render": False, "checkpoint_every": 10},
-    "transform": {"scale": 1.0, "rotation": [0.0, 0.0, 0.0], "translation": [0.0, 0.0, 0.0]},
-    "material": {"model": "NH", "density": 1000.0, "youngs_modulus": 1e5, "poisson_ratio": 0.4},
-    "half_space": {"origin": [0.0, 0.0, 0.0], "normal": [0.0, 1.0, 0.0], "friction": 0.0},
-}
 DHAT_RELATIVE = 1e-3  # default dhat: this fraction of the scene's bounding-box diagonal (IPC)
 EPS_V_RELATIVE = 1e-3  # default eps_v: this fraction of the diagonal per second (IPC)
-BOX_RESOLUTION = [4, 4, 4]
 NEWMARK = {"beta": 0.25, "gamma": 0.5}
-
-
-@dataclass
-class _Geometry:
-    """A mesh read for a body or obstacle: model-space vertices (n, 3), elements (None for points), the placed
-    vertices (n, 3) [m], and for keyframed obstacles (times (K,) [s], positions (K, n, 3) [m])."""
-
-    vertices: np.ndarray
-    elements: np.ndarray | None
-    placed: np.ndarray
-    keyframes: tuple | None = None
-
-
-def _filled(defaults: dict, given: dict | None) -> dict:
-    out = copy.deepcopy(defaults)
-    out.update(copy.deepcopy(given or {}))
-    return out
-
-
-def _abs_path(base_dir: Path, path: str) -> str:
-    return os.path.normpath(os.path.join(os.fspath(base_dir), os.path.expanduser(path)))
-
-
-def _time_range(value) -> tuple[float, float]:
-    t0, t1 = value
-    return float(t0), math.inf if t1 is None else float(t1)
 
 
 class Scene:
@@ -175,13 +137,13 @@ class _Resolver:
     def error(self, path, message) -> SceneError:
         return scene_error(self.source, path, message)
 
-    def _unique_name(self, name: str, path: list) -> str:
+    def unique_name(self, name: str, path: list) -> str:
         if name in self.names:
             raise self.error(path + ["name"], f"duplicate name {name!r} (also {key_path(self.names[name])})")
         self.names[name] = path
         return name
 
-    def _read(self, reader, mesh: str, full: str, path: list):
+    def read(self, reader, mesh: str, full: str, path: list):
         """reader(full), each file read once per scene (callers copy before changing the arrays)."""
         key = (reader.__name__, full)
         if key not in self.cache:
@@ -195,22 +157,22 @@ class _Resolver:
         raw = self.raw
         default_name = "scene" if self.source.startswith("<") else Path(self.source).stem
         data = {"format": SCENE_FORMAT, "name": raw.get("name", default_name),
-                "time": _filled(DEFAULTS["time"], raw.get("time")),
+                "time": filled(DEFAULTS["time"], raw.get("time")),
                 "gravity": list(raw.get("gravity", DEFAULTS["gravity"])),
                 "integrator": self._integrator(raw.get("integrator", {}))}
         geometry: dict = {}
-        bodies = [self._body(b, i, geometry) for i, b in enumerate(raw["bodies"])]
+        bodies = [resolve_body(self, b, i, geometry) for i, b in enumerate(raw["bodies"])]
         obstacles = [self._obstacle(o, i, geometry) for i, o in enumerate(raw.get("obstacles", []))]
         bbox = bbox_diagonal([g.placed for g in geometry.values()])
         if not bbox > 0.0:
             raise self.error("bodies", "the scene's bounding box is a single point (all vertices coincide)")
         data["contact"] = self._contact(raw.get("contact", {}), bbox)
         data["friction"] = self._friction(raw.get("friction", {}), bbox)
-        data["solver"] = _filled(DEFAULTS["solver"], raw.get("solver"))
+        data["solver"] = filled(DEFAULTS["solver"], raw.get("solver"))
         data["bodies"] = bodies
         data["obstacles"] = obstacles
-        data["half_spaces"] = [_filled(DEFAULTS["half_space"], h) for h in raw.get("half_spaces", [])]
-        data["output"] = _filled(DEFAULTS["output"], raw.get("output"))
+        data["half_spaces"] = [filled(DEFAULTS["half_space"], h) for h in raw.get("half_spaces", [])]
+        data["output"] = filled(DEFAULTS["output"], raw.get("output"))
         return Scene(data, self.source, self.base_dir, geometry, bbox)
 
     @staticmethod
@@ -225,87 +187,46 @@ class _Resolver:
     @staticmethod
     def _contact(given: dict, bbox: float) -> dict:
         dhat = given["dhat"] if "dhat" in given else given.get("dhat_relative", DHAT_RELATIVE) * bbox
-        return {"dhat": dhat, **_filled(DEFAULTS["contact"], {k: v for k, v in given.items()
+        return {"dhat": dhat, **filled(DEFAULTS["contact"], {k: v for k, v in given.items()
                                                                if k not in ("dhat", "dhat_relative")})}
 
     @staticmethod
     def _friction(given: dict, bbox: float) -> dict:
         eps_v = given["eps_v"] if "eps_v" in given else given.get("eps_v_relative", EPS_V_RELATIVE) * bbox
-        rest = _filled(DEFAULTS["friction"], {k: v for k, v in given.items() if k not in ("eps_v", "eps_v_relative")})
+        rest = filled(DEFAULTS["friction"], {k: v for k, v in given.items() if k not in ("eps_v", "eps_v_relative")})
         return {"mu": rest["mu"], "eps_v": eps_v, "lagging_iterations": rest["lagging_iterations"]}
 
-    def _mesh(self, mesh, path: list, body: bool) -> tuple[object, np.ndarray, np.ndarray | None]:
-        """(resolved mesh entry, model-space vertices, elements)."""
-        from ..model import box_tet_mesh
-
+    def mesh(self, mesh, path: list, kind: str) -> tuple[object, np.ndarray, np.ndarray | None]:
+        """(resolved mesh entry, model-space vertices (n, 3), elements) of a mesh entry (a file path or a
+        generated mesh). kind: "tets" (a full-space body's) or "coarse" (an embedding's coarse mesh): tets, each
+        vertex in one; "solid" (an embedded or affine body's): tets or a closed triangle surface, turned outward;
+        "any" (an obstacle's): the file's highest-dimensional elements."""
         if isinstance(mesh, dict):
-            box = {"size": list(mesh["box"]["size"]), "resolution": list(mesh["box"].get("resolution",
-                                                                                             BOX_RESOLUTION))}
-            v, t = box_tet_mesh(box["size"], box["resolution"])
-            return {"box": box}, v, t
-        full = _abs_path(self.base_dir, mesh)
-        if body:
-            v, t = self._read(read_body_mesh, mesh, full, path)
-            used = np.zeros(len(v), bool)
-            used[t.ravel()] = True
-            if not used.all():
-                raise self.error(path, f"cannot use {mesh!r}: vertex {int(np.flatnonzero(~used)[0])} belongs to "
-                                       f"no tet ({int((~used).sum())} such vertices)")
-            return full, v, t
-        m = self._read(read_mesh_data, mesh, full, path)
-        return full, m.vertices, m.elements
-
-    def _transform(self, given: dict | None) -> dict:
-        return _filled(DEFAULTS["transform"], given)
-
-    def _body(self, raw: dict, i: int, geometry: dict) -> dict:
-        path = ["bodies", i]
-        name = self._unique_name(raw.get("name", f"body{i}"), path)
-        mesh, v, t = self._mesh(raw["mesh"], path + ["mesh"], body=True)
-        transform = self._transform(raw.get("transform"))
-        placed = place(v, transform)
-        init = _filled({"linear": [0.0, 0.0, 0.0], "angular": [0.0, 0.0, 0.0]}, raw.get("initial_velocity"))
-        out = {"name": name, "mesh": mesh, "transform": transform,
-               "material": _filled(DEFAULTS["material"], raw.get("material")), "initial_velocity": init,
-               "dirichlet": [self._dirichlet(d, path + ["dirichlet", j], placed)
-                             for j, d in enumerate(raw.get("dirichlet", []))],
-               "neumann": [self._neumann(d, path + ["neumann", j], placed)
-                           for j, d in enumerate(raw.get("neumann", []))]}
-        geometry[("body", i)] = _Geometry(v, t, placed)
-        return out
-
-    def _selection(self, raw: dict, path: list, placed: np.ndarray) -> dict:
-        if "box" in raw:
-            box = {"min": list(raw["box"]["min"]), "max": list(raw["box"]["max"]),
-                   "relative": raw["box"].get("relative", True)}
-            if len(select_in_box(placed, *world_box(box, placed))) == 0:
-                where = "relative to the body's bounding box" if box["relative"] else "in world coordinates [m]"
-                raise self.error(path + ["box"], f"the box ({where}) holds no vertex of the body")
-            return {"box": box}
-        idx = list(raw["indices"])
-        if max(idx) >= len(placed):
-            raise self.error(path + ["indices"], f"vertex index {max(idx)} out of range (the mesh has "
-                                                 f"{len(placed)} vertices)")
-        return {"indices": idx}
-
-    def _dirichlet(self, raw: dict, path: list, placed: np.ndarray) -> dict:
-        out = self._selection(raw, path, placed)
-        out.update({"velocity": list(raw.get("velocity", [0.0, 0.0, 0.0])),
-                    "angular_velocity": list(raw.get("angular_velocity", [0.0, 0.0, 0.0])),
-                    "center": raw.get("center"), "time_range": list(raw.get("time_range", [0.0, None]))})
-        return out
-
-    def _neumann(self, raw: dict, path: list, placed: np.ndarray) -> dict:
-        out = self._selection(raw, path, placed)
-        key = "acceleration" if "acceleration" in raw else "force"
-        out.update({key: list(raw[key]), "time_range": list(raw.get("time_range", [0.0, None]))})
-        return out
+            return generated_mesh(mesh)
+        full = abs_path(self.base_dir, mesh)
+        if kind == "any":
+            m = self.read(read_mesh_data, mesh, full, path)
+            return full, m.vertices, m.elements
+        reader = {"tets": read_body_mesh, "coarse": read_coarse_mesh, "solid": read_solid_mesh}[kind]
+        v, t = self.read(reader, mesh, full, path)
+        what = "tet" if t.shape[1] == 4 else "triangle"
+        used = np.zeros(len(v), bool)
+        used[t.ravel()] = True
+        if not used.all():
+            raise self.error(path, f"cannot use {mesh!r}: vertex {int(np.flatnonzero(~used)[0])} belongs to "
+                                   f"no {what} ({int((~used).sum())} such vertices)")
+        if what == "triangle":
+            try:
+                t = closed_surface(v, t)
+            except MeshFileError as exc:
+                raise self.error(path, f"cannot use {mesh!r}: {exc}") from None
+        return full, v, t
 
     def _obstacle(self, raw: dict, i: int, geometry: dict) -> dict:
         path = ["obstacles", i]
-        name = self._unique_name(raw.get("name", f"obstacle{i}"), path)
-        mesh, v, elements = self._mesh(raw["mesh"], path + ["mesh"], body=False)
-        transform = self._transform(raw.get("transform"))
+        name = self.unique_name(raw.get("name", f"obstacle{i}"), path)
+        mesh, v, elements = self.mesh(raw["mesh"], path + ["mesh"], "any")
+        transform = filled(DEFAULTS["transform"], raw.get("transform"))
         placed = place(v, transform)
         out = {"name": name, "mesh": mesh, "transform": transform,
                "velocity": list(raw.get("velocity", [0.0, 0.0, 0.0])),
@@ -315,22 +236,18 @@ class _Resolver:
         frames = None
         if raw.get("keyframes") is not None:
             kf = raw["keyframes"]
-            files = [_abs_path(self.base_dir, f) for f in kf["files"]]
+            files = [abs_path(self.base_dir, f) for f in kf["files"]]
             positions = []
             for j, (given, full) in enumerate(zip(kf["files"], files)):
-                x = self._read(read_keyframe, given, full, path + ["keyframes", "files", j])
+                x = self.read(read_keyframe, given, full, path + ["keyframes", "files", j])
                 if x.shape != placed.shape:
                     raise self.error(path + ["keyframes", "files", j],
                                      f"{given!r} has {len(x)} vertices, the obstacle mesh {len(placed)}")
                 positions.append(x)
             out["keyframes"] = {"files": files, "dt": kf["dt"]}
             frames = (np.arange(len(files)) * float(kf["dt"]), np.stack(positions))
-        geometry[("obstacle", i)] = _Geometry(v, elements, placed, frames)
+        geometry[("obstacle", i)] = Geometry(v, elements, placed, frames)
         return out
-
-
-def _accepts(func, name: str) -> bool:
-    return name in inspect.signature(func).parameters
 
 
 def _build(scene: Scene):
@@ -347,47 +264,16 @@ def _build(scene: Scene):
         n = n / np.linalg.norm(n)
         builder.add_ground(float(np.dot(hs["origin"], n)), n)
     for i, body in enumerate(data["bodies"]):
-        path = ["bodies", i]
         g = geo[("body", i)]
-        mat = body["material"]
-        try:
-            bid = builder.add_body(g.placed, g.elements, density=float(mat["density"]),
-                                   youngs_modulus=float(mat["youngs_modulus"]),
-                                   poisson_ratio=float(mat["poisson_ratio"]), material=mat["model"],
-                                   velocity=body["initial_velocity"]["linear"],
-                                   angular_velocity=body["initial_velocity"]["angular"])
-        except ValueError as exc:
-            raise error(path, str(exc)) from None
-        for j, d in enumerate(body["dirichlet"]):
-            p = path + ["dirichlet", j]
-            try:
-                builder.add_dirichlet(bid, **_selection_kwargs(d, g.placed), velocity=d["velocity"],
-                                      angular_velocity=d["angular_velocity"], center=d["center"],
-                                      time_range=_time_range(d["time_range"]))
-            except ValueError as exc:
-                raise error(p, str(exc)) from None
-        for j, d in enumerate(body["neumann"]):
-            p = path + ["neumann", j]
-            kwargs = dict(_selection_kwargs(d, g.placed), time_range=_time_range(d["time_range"]))
-            if "acceleration" in d:
-                if not _accepts(builder.add_neumann, "acceleration"):
-                    raise error(p + ["acceleration"], "not supported by this build "
-                                "(ModelBuilder.add_neumann(acceleration=...) is missing); give 'force' [N]")
-                force = None
-                kwargs["acceleration"] = d["acceleration"]
-            else:
-                force = d["force"]
-            try:
-                builder.add_neumann(bid, force, **kwargs)
-            except ValueError as exc:
-                raise error(p, str(exc)) from None
+        bid = add_body(builder, body, g, ["bodies", i], error)
+        add_conditions(builder, bid, body, g, ["bodies", i], error)
     for i, obs in enumerate(data["obstacles"]):
         path = ["obstacles", i]
         g = geo[("obstacle", i)]
         kwargs = dict(velocity=obs["velocity"], angular_velocity=obs["angular_velocity"], center=obs["center"],
-                      time_range=_time_range(obs["time_range"]))
+                      time_range=time_range(obs["time_range"]))
         if g.keyframes is not None:
-            if not _accepts(builder.add_obstacle, "keyframes"):
+            if not accepts(builder.add_obstacle, "keyframes"):
                 raise error(path + ["keyframes"], "not supported by this build "
                             "(ModelBuilder.add_obstacle(keyframes=...) is missing)")
             kwargs["keyframes"] = g.keyframes
@@ -406,12 +292,6 @@ def _build(scene: Scene):
                       end_time=float(data["time"]["end"]), output=dict(data["output"]), name=data["name"],
                       body_names=[b["name"] for b in data["bodies"]],
                       obstacle_names=[o["name"] for o in data["obstacles"]])
-
-
-def _selection_kwargs(d: dict, placed: np.ndarray) -> dict:
-    if "box" in d:
-        return {"box": world_box(d["box"], placed)}
-    return {"indices": np.asarray(d["indices"], np.int64)}
 
 
 def _make_solver(model, data: dict, error):

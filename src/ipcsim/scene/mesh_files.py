@@ -132,14 +132,60 @@ def read_mesh_data(path: str | os.PathLike) -> MeshData:
     raise MeshFileError(f"no usable elements (found {_found(cells)})")
 
 
-def read_body_mesh(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
-    """A simulated body's tet mesh: (vertices (n, 3) float64 [file units], tets (m, 4) int64). Raises
-    MeshFileError when the file holds no tetrahedra (a body needs a volume mesh)."""
+def _read_tets(path, why: str) -> tuple[np.ndarray, np.ndarray]:
     data = read_mesh_data(path)
     if data.kind != "tet":
         count = 0 if data.elements is None else len(data.elements)
-        raise MeshFileError(f"holds no tetrahedra (found {count} {data.kind}s); a body needs a tet mesh")
+        raise MeshFileError(f"holds no tetrahedra (found {count} {data.kind}s); {why}")
     return data.vertices, np.ascontiguousarray(data.elements, dtype=np.int64)
+
+
+def read_body_mesh(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+    """A full-space body's tet mesh: (vertices (n, 3) float64 [file units], tets (m, 4) int64). Raises
+    MeshFileError when the file holds no tetrahedra (a body needs a volume mesh)."""
+    return _read_tets(path, "a full-space body needs a tet mesh (embedded and affine bodies may be closed "
+                            "triangle surfaces)")
+
+
+def read_coarse_mesh(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+    """An embedded body's coarse tet mesh: (vertices (n_c, 3) float64 [file units], tets (m, 4) int64). Raises
+    MeshFileError when the file holds no tetrahedra."""
+    return _read_tets(path, "a coarse mesh needs tets")
+
+
+def read_solid_mesh(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+    """The fine mesh of an embedded or affine body: (vertices (n, 3) float64 [file units], tets (m, 4) or
+    triangles (m, 3) int64). Raises MeshFileError when the file holds neither (``closed_surface`` checks the
+    triangles)."""
+    data = read_mesh_data(path)
+    if data.kind not in ("tet", "triangle"):
+        count = 0 if data.elements is None else len(data.elements)
+        raise MeshFileError(f"holds no tetrahedra or triangles (found {count} {data.kind}s); an embedded or affine "
+                            "body needs a tet mesh or a closed triangle surface")
+    return data.vertices, np.ascontiguousarray(data.elements, dtype=np.int64)
+
+
+def closed_surface(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """The faces (f, 3) of a closed, consistently oriented triangle surface (vertices (n, 3)), turned outward
+    (reversed when they enclose a negative volume). Raises MeshFileError naming an edge that is not shared by
+    exactly two faces, or shared by two faces running it the same way (inconsistent orientation)."""
+    f = np.asarray(faces, np.int64)
+    directed = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    undirected, counts = np.unique(np.sort(directed, axis=1), axis=0, return_counts=True)
+    if np.any(counts != 2):
+        k = int(np.flatnonzero(counts != 2)[0])
+        raise MeshFileError(f"not a closed surface: edge {undirected[k].tolist()} belongs to {counts[k]} "
+                            "triangle(s), not 2")
+    pairs, counts = np.unique(directed, axis=0, return_counts=True)
+    if np.any(counts != 1):
+        k = int(np.flatnonzero(counts != 1)[0])
+        raise MeshFileError(f"inconsistently oriented triangles: two of them run along edge {pairs[k].tolist()} "
+                            "the same way")
+    v = np.asarray(vertices, np.float64)
+    volume = np.einsum("ij,ij->i", v[f[:, 0]], np.cross(v[f[:, 1]], v[f[:, 2]])).sum() / 6.0
+    if not abs(volume) > 0:
+        raise MeshFileError("the triangle surface encloses no volume")
+    return f if volume > 0 else f[:, ::-1].copy()
 
 
 def read_keyframe(path: str | os.PathLike) -> np.ndarray:

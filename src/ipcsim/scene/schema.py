@@ -22,6 +22,7 @@ SCENE_FORMAT = "ipcsim-scene/1"
 MATERIAL_MODELS = ("NH", "SNH", "FCR", "LCR", "LCR_LAGGED", "LE")
 INTEGRATORS = ("implicit_euler", "newmark", "quasi_static")
 LINEAR_SOLVERS = ("auto", "pardiso", "scipy")
+EMBEDDED_MASSES = ("lumped", "consistent")
 
 
 def _number(lo=None, lo_open=False, hi=None, hi_open=False, null=False) -> dict:
@@ -63,6 +64,12 @@ def _obj(properties: dict, required=(), *rules: dict) -> dict:
     return node
 
 
+def _exactly_one(*keys: str) -> dict:
+    """Rule: exactly one of the keys."""
+    names = ", ".join(f"'{k}'" for k in keys[:-1]) + f" and '{keys[-1]}'"
+    return {"oneOf": [{"required": [k]} for k in keys], "x-message": f"give exactly one of {names}"}
+
+
 def _one_of_keys(a: str, b: str, exactly: bool) -> dict:
     """Rule: exactly one (or at most one) of the keys a and b."""
     if exactly:
@@ -84,8 +91,16 @@ TIME_RANGE = {"type": "array", "prefixItems": [_number(0), _number(0, null=True)
 
 BOX_MESH = _obj({"box": _obj({"size": _array(POSITIVE, 3, "numbers > 0"),
                                "resolution": _array(_integer(1), 3, "integers >= 1")}, ["size"])}, ["box"])
-MESH = {"oneOf": [PATH, BOX_MESH],
-        "x-expected": 'a mesh file path or {"box": {"size": [sx, sy, sz], "resolution": [nx, ny, nz]}}'}
+RING = _integer(3)
+HALF_ELLIPSOID_MESH = _obj({"half_ellipsoid": _obj({
+    "semi_axes": _array(POSITIVE, 2, "numbers > 0"), "depth": POSITIVE, "rim": RING,
+    "dome": _array(RING, what="ring vertex counts (integers >= 3)"),
+    "base": _array(RING, what="ring vertex counts (integers >= 3)"),
+    "layers": _array(_number(0, lo_open=True, hi=1, hi_open=True), what="scales in (0, 1)"),
+}, ["semi_axes", "depth"])}, ["half_ellipsoid"])
+MESH = {"oneOf": [PATH, BOX_MESH, HALF_ELLIPSOID_MESH],
+        "x-expected": 'a mesh file path, {"box": {"size": [sx, sy, sz], ...}} or {"half_ellipsoid": {"semi_axes": '
+                      '[a, b], "depth": d, ...}}'}
 
 TRANSFORM = _obj({
     "scale": {"oneOf": [POSITIVE, _array(POSITIVE, 3)], "x-expected": "a number > 0 or a list of 3 numbers > 0"},
@@ -104,9 +119,17 @@ MATERIAL = _obj({
 SELECT_BOX = _obj({"min": VEC3, "max": VEC3, "relative": BOOL}, ["min", "max"])
 INDICES = _array(_integer(0), what="vertex indices", min_items=1)
 
+DIRICHLET_KEYFRAMES = _obj({
+    "times": _array(NON_NEGATIVE, what="times [s] (numbers >= 0)", min_items=1),
+    "translations": _array(VEC3, what="translations [x, y, z] [m]", min_items=1),
+    "positions": _array(_array(VEC3, what="positions [x, y, z] [m]", min_items=1), what="frames of positions",
+                        min_items=1),
+}, ["times"], _exactly_one("translations", "positions"))
+
 DIRICHLET = _obj({
     "box": SELECT_BOX, "indices": INDICES,
     "velocity": VEC3, "angular_velocity": VEC3, "center": CENTER, "time_range": TIME_RANGE,
+    "keyframes": DIRICHLET_KEYFRAMES,
 }, (), _one_of_keys("box", "indices", exactly=True))
 
 NEUMANN = _obj({
@@ -114,15 +137,22 @@ NEUMANN = _obj({
     "acceleration": VEC3, "force": VEC3, "time_range": TIME_RANGE,
 }, (), _one_of_keys("box", "indices", exactly=True), _one_of_keys("acceleration", "force", exactly=True))
 
+EMBEDDING = _obj({
+    "resolution": POSITIVE, "vertices": _integer(4), "mesh": MESH, "mass": {"enum": list(EMBEDDED_MASSES)},
+}, (), _exactly_one("resolution", "vertices", "mesh"))
+AFFINE = _obj({"stiffness": POSITIVE, "fixed": BOOL})
+
 BODY = _obj({
     "name": NAME,
     "mesh": MESH,
     "transform": TRANSFORM,
     "material": MATERIAL,
+    "embedding": EMBEDDING,
+    "affine": AFFINE,
     "initial_velocity": _obj({"linear": VEC3, "angular": VEC3}),
     "dirichlet": _array(DIRICHLET, what="Dirichlet sets"),
     "neumann": _array(NEUMANN, what="Neumann loads"),
-}, ["mesh"])
+}, ["mesh"], _one_of_keys("embedding", "affine", exactly=False))
 
 KEYFRAMES = _obj({"files": _array(PATH, what="file paths", min_items=1), "dt": POSITIVE}, ["files", "dt"])
 
@@ -231,6 +261,47 @@ def _rotation_matrix_ok(rows) -> bool:
     return bool(np.allclose(r @ r.T, np.eye(3), atol=1e-6) and np.linalg.det(r) > 0)
 
 
+def _check_mesh(mesh, path: list, err) -> None:
+    """A generated half ellipsoid's layers must decrease (each inner copy inside the previous one)."""
+    layers = mesh.get("half_ellipsoid", {}).get("layers", []) if isinstance(mesh, dict) else []
+    if any(b >= a for a, b in zip(layers, layers[1:])):
+        raise err(path + ["half_ellipsoid", "layers"], f"expected decreasing scales, got {_show(layers)}")
+
+
+def _check_dirichlet_keyframes(d: dict, path: list, err) -> None:
+    """A keyframed Dirichlet set: no velocity, angular_velocity, center or time_range; strictly increasing
+    times; one translation or frame of positions per time, every frame with as many positions."""
+    for k in ("velocity", "angular_velocity", "center", "time_range"):
+        if k in d:
+            raise err(path + [k], f"a keyframed Dirichlet set follows its keyframes: give no {k}")
+    kf = d["keyframes"]
+    times = kf["times"]
+    if any(b <= a for a, b in zip(times, times[1:])):
+        raise err(path + ["keyframes", "times"], f"expected strictly increasing times [s], got {_show(times)}")
+    key = "translations" if "translations" in kf else "positions"
+    if len(kf[key]) != len(times):
+        raise err(path + ["keyframes", key], f"expected one entry per time ({len(times)}), got {len(kf[key])}")
+    for j, frame in enumerate(kf.get("positions", [])):
+        if len(frame) != len(kf["positions"][0]):
+            raise err(path + ["keyframes", "positions", j], f"{len(frame)} positions, frame 0 has "
+                                                            f"{len(kf['positions'][0])}")
+
+
+def _check_body(body: dict, path: list, err) -> None:
+    """A body's generated meshes, an affine body's material (density only) and keyframed Dirichlet sets."""
+    _check_mesh(body.get("mesh"), path + ["mesh"], err)
+    if "embedding" in body:
+        _check_mesh(body["embedding"].get("mesh"), path + ["embedding", "mesh"], err)
+    if "affine" in body:
+        for k in body.get("material", {}):
+            if k != "density":
+                raise err(path + ["material", k], "an affine body takes only 'density' from its material (its "
+                                                  "stiffness is 'affine.stiffness' [Pa])")
+    for j, d in enumerate(body.get("dirichlet", [])):
+        if "keyframes" in d:
+            _check_dirichlet_keyframes(d, path + ["dirichlet", j], err)
+
+
 def _check_semantics(data: dict, source: str) -> None:
     """Checks the schema cannot express; raises SceneError naming the key path."""
     def err(path, message):
@@ -272,8 +343,10 @@ def _check_semantics(data: dict, source: str) -> None:
             for j, sel in enumerate(body.get(kind, [])):
                 check_box(sel, p + [kind, j])
                 check_range(sel, p + [kind, j])
+        _check_body(body, p, err)
     for i, obs in enumerate(data.get("obstacles", [])):
         p = ["obstacles", i]
+        _check_mesh(obs.get("mesh"), p + ["mesh"], err)
         check_name(obs, p)
         check_transform(obs, p)
         check_range(obs, p)
