@@ -19,9 +19,10 @@ from t = 0, on whatever machine runs it (say its load); before a mode's first ru
 (h = 0.02 s up to 2 s, --no-warmup skips it) compiles or loads every Numba kernel, so no run's time includes
 compilation.
 
-Output (--out DIR, default convergence_out/): per run ``<mode>_h<h>.npz`` (samples, sample times, wall,
-Newton iterations, unconverged steps, smallest contact distance) - existing runs with the same end time are
-reused unless --rerun; ``results.json`` (every number of the tables, per mode with its reference h; runs of
+Output (--out DIR, default convergence_out/): per run ``<mode>_h<h>[_tol<tol>].npz`` (samples, sample times,
+wall, Newton iterations, unconverged steps, smallest contact distance) - existing runs with the same end time
+and tolerance are reused unless --rerun; use one --out per end time and tolerance, since results.json holds one
+entry per mode; ``results.json`` (every number of the tables, per mode with its reference h; runs of
 other modes already there are kept) and the figures ``convergence_error.png`` (E(h) log-log with a first-order
 reference line), ``convergence_wall.png`` (wall-clock time against h, the reference included),
 ``convergence_error_wall.png`` (E against wall time, Fig. 8) and ``convergence_error_time.png`` (the RMS error at
@@ -29,7 +30,7 @@ each sample time), or under --figures DIR. --plot-only redraws the figures and t
 results.json without simulating.
 
 Usage: python benchmarks/convergence_grasp.py [--modes low,medium,full] [--ref-dt 5e-4]
-       [--dts 0.005,0.01,0.02] [--end-time 4] [--out DIR] [--figures DIR] [--rerun] [--plot-only]
+       [--dts 0.005,0.01,0.02] [--end-time 4] [--tol 1e-2] [--out DIR] [--figures DIR] [--rerun] [--plot-only]
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 SAMPLE_INTERVAL = 0.02  # [s], the common sample spacing: every h of the study divides it
+DEMO_TOL = 1e-2  # the demo's Newton tolerance (GraspParameters.tol): ||p||_inf / h < tol * bbox diagonal
 
 
 def steps_per(interval: float, dt: float, what: str = "the sample interval") -> int:
@@ -113,12 +115,13 @@ def fitted_order(hs, errors) -> float:
     return float(np.polyfit(lh, le, 1)[0])
 
 
-def run_grasp(mode: str, dt: float, end_time: float) -> dict:
+def run_grasp(mode: str, dt: float, end_time: float, tol: float = DEMO_TOL) -> dict:
     """Simulate the grasp in one mode with step dt from t = 0 to end_time, recording the teddy's surface at the
-    sample times (one untimed step first: Numba's cache); returns the run's record (samples (K, N_v, 3) [m], times (K,) [s], wall [s], ...)."""
+    sample times (one untimed step first: Numba's cache); returns the run's record (samples (K, N_v, 3) [m],
+    times (K,) [s], wall [s], ...)."""
     from ipcsim.demo_grasp import GraspParameters, teddy_grasp
 
-    params = GraspParameters(mode=mode, dt=dt, end_time=end_time)
+    params = GraspParameters(mode=mode, dt=dt, end_time=end_time, tol=tol)
     sim, _ = teddy_grasp(params)
     sim.solver.step(sim.state, sim.state.copy(), None, dt)  # untimed: loads the Numba cache
     sim, _ = teddy_grasp(params)  # a fresh solver and state
@@ -140,7 +143,7 @@ def run_grasp(mode: str, dt: float, end_time: float) -> dict:
     t0 = time.perf_counter()
     samples = record(step, lambda: model.surface_positions(run["state"].x)[teddy], n_steps, at)
     wall = time.perf_counter() - t0
-    return {"mode": mode, "dt": dt, "end_time": end_time, "samples": samples, "times": at * dt,
+    return {"mode": mode, "dt": dt, "end_time": end_time, "tol": tol, "samples": samples, "times": at * dt,
             "wall": wall, "steps": n_steps, "iterations": run["iterations"], "unconverged": run["unconverged"],
             "min_distance": run["min_distance"], "n_vertices": int(teddy.sum()),
             "load": [load0, os.getloadavg()[0]]}
@@ -160,20 +163,22 @@ def warm_up(mode: str, end_time: float) -> None:
         state = new
 
 
-def run_path(out: Path, mode: str, dt: float) -> Path:
-    return out / f"{mode}_h{dt:g}.npz"
+def run_path(out: Path, mode: str, dt: float, tol: float = DEMO_TOL) -> Path:
+    return out / (f"{mode}_h{dt:g}" + (f"_tol{tol:g}" if tol != DEMO_TOL else "") + ".npz")
 
 
-def load_or_run(out: Path, mode: str, dt: float, end_time: float, rerun: bool) -> dict:
-    """The run's record from its npz in out (same end time) or a fresh run, saved there; prints a line."""
-    path = run_path(out, mode, dt)
+def load_or_run(out: Path, mode: str, dt: float, end_time: float, rerun: bool, tol: float = DEMO_TOL) -> dict:
+    """The run's record from its npz in out (same end time and tolerance) or a fresh run, saved there; prints a
+    line."""
+    path = run_path(out, mode, dt, tol)
     if path.exists() and not rerun:
         with np.load(path) as f:
             rec = {k: f[k].item() if f[k].ndim == 0 else f[k] for k in f.files}
-        if abs(rec["end_time"] - end_time) < 1e-12:
+        rec.setdefault("tol", DEMO_TOL)
+        if abs(rec["end_time"] - end_time) < 1e-12 and rec["tol"] == tol:
             print(f"{mode:>6} h={dt:g}: reusing {path}", flush=True)
             return rec
-    rec = run_grasp(mode, dt, end_time)
+    rec = run_grasp(mode, dt, end_time, tol)
     np.savez_compressed(path, **rec)
     print(f"{mode:>6} h={dt:g}: {rec['steps']} steps in {rec['wall']:.1f} s, {rec['iterations']} Newton it, "
           f"{rec['unconverged']} unconverged, min distance {rec['min_distance']:.2e} m, "
@@ -187,19 +192,20 @@ def _stats(rec: dict) -> dict:
                                       for k in keys}, "load": [float(v) for v in rec["load"]]}
 
 
-def study_mode(out: Path, mode: str, ref_dt: float, dts, end_time: float, rerun: bool) -> dict:
+def study_mode(out: Path, mode: str, ref_dt: float, dts, end_time: float, rerun: bool,
+               tol: float = DEMO_TOL) -> dict:
     """Reference and coarse runs of one mode; returns its results.json entry."""
-    ref = load_or_run(out, mode, ref_dt, end_time, rerun)
+    ref = load_or_run(out, mode, ref_dt, end_time, rerun, tol)
     runs = []
     for dt in sorted(dts):
-        rec = load_or_run(out, mode, dt, end_time, rerun)
+        rec = load_or_run(out, mode, dt, end_time, rerun, tol)
         if not np.allclose(rec["times"], ref["times"], rtol=0, atol=1e-9):
             raise RuntimeError(f"{mode}: sample times of h={dt:g} differ from the reference's")
         runs.append({**_stats(rec), "E": time_averaged_error(rec["samples"], ref["samples"]),
                      "E_paper": paper_error(rec["samples"], ref["samples"]),
                      "rms": [float(v) for v in rms_per_sample(rec["samples"], ref["samples"])]})
     hs, es = [r["h"] for r in runs], [r["E"] for r in runs]
-    return {"reference": _stats(ref), "end_time": end_time, "n_vertices": int(ref["n_vertices"]),
+    return {"reference": _stats(ref), "end_time": end_time, "tol": tol, "n_vertices": int(ref["n_vertices"]),
             "times": [float(t) for t in ref["times"]],
             "n_samples": len(ref["times"]), "runs": runs, "orders": observed_orders(hs, es),
             "order": fitted_order(hs, es)}
@@ -209,6 +215,7 @@ def print_table(mode: str, res: dict) -> None:
     ref = res["reference"]
     print(f"\n{mode}: reference h={ref['h']:g} s ({ref['steps']} steps, {ref['wall']:.1f} s wall, "
           f"{ref['iterations']} Newton it, {ref['unconverged']} unconverged), end time {res['end_time']:g} s, "
+          f"Newton tol {res.get('tol', DEMO_TOL):g}, "
           f"{res['n_vertices']} teddy surface vertices, {res['n_samples']} samples")
     print(f"{'h [s]':>8} {'E(h) [m]':>10} {'E_paper':>10} {'order':>6} {'wall [s]':>9} {'Newton':>7} "
           f"{'unconv':>6} {'min d [m]':>9}")
@@ -240,7 +247,9 @@ def plot(results: dict, figures: Path) -> list:
 
 
 def _label(mode: str, res: dict) -> str:
-    return f"{mode} (ref h={res['reference']['h']:g}, T={res['end_time']:g} s)"
+    tol = res.get("tol", DEMO_TOL)
+    return f"{mode} (ref h={res['reference']['h']:g}, T={res['end_time']:g} s" + (f", tol {tol:g})" if tol != DEMO_TOL
+                                                                                else ")")
 
 
 def _draw_error(ax, results: dict) -> None:
@@ -293,6 +302,8 @@ def main(argv=None) -> None:
     ap.add_argument("--ref-dt", type=float, default=5e-4)
     ap.add_argument("--dts", default="0.005,0.01,0.02")
     ap.add_argument("--end-time", type=float, default=4.0)
+    ap.add_argument("--tol", type=float, default=DEMO_TOL,
+                    help="Newton tolerance (GraspParameters.tol, relative to the bbox diagonal per second)")
     ap.add_argument("--out", type=Path, default=Path("convergence_out"))
     ap.add_argument("--figures", type=Path, default=None, help="where the PNGs go (default: --out)")
     ap.add_argument("--rerun", action="store_true", help="simulate again even where a run's npz exists")
@@ -306,10 +317,10 @@ def main(argv=None) -> None:
     if not args.plot_only:
         dts = [float(s) for s in args.dts.split(",") if s]
         for mode in modes:
-            todo = args.rerun or not all(run_path(args.out, mode, h).exists() for h in [args.ref_dt, *dts])
-            if todo and not args.no_warmup:
+            saved = [run_path(args.out, mode, h, args.tol).exists() for h in [args.ref_dt, *dts]]
+            if (args.rerun or not all(saved)) and not args.no_warmup:
                 warm_up(mode, args.end_time)
-            results[mode] = study_mode(args.out, mode, args.ref_dt, dts, args.end_time, args.rerun)
+            results[mode] = study_mode(args.out, mode, args.ref_dt, dts, args.end_time, args.rerun, args.tol)
             rpath.write_text(json.dumps(results, indent=1))
     shown = {m: results[m] for m in modes if m in results}
     for mode, res in shown.items():

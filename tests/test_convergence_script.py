@@ -84,7 +84,7 @@ def _euler_run(conv, mode, dt, end_time):
 
 
 def test_the_whole_study_on_a_first_order_integrator(conv, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(conv, "run_grasp", lambda mode, dt, end: _euler_run(conv, mode, dt, end))
+    monkeypatch.setattr(conv, "run_grasp", lambda mode, dt, end, tol: _euler_run(conv, mode, dt, end))
     args = ["--modes", "low", "--ref-dt", "2.5e-4", "--dts", "0.005,0.01,0.02", "--end-time", "0.4",
             "--out", str(tmp_path), "--no-warmup"]
     conv.main(args)
@@ -106,3 +106,8 @@ def test_the_whole_study_on_a_first_order_integrator(conv, tmp_path, monkeypatch
     conv.main(["--plot-only", "--modes", "low", "--out", str(tmp_path), "--no-warmup"])
     assert (tmp_path / "convergence_error.png").exists()
     assert json.loads((tmp_path / "results.json").read_text())["low"] == res
+
+
+def test_run_files_carry_a_non_default_tolerance(conv, tmp_path):
+    assert conv.run_path(tmp_path, "low", 5e-4).name == "low_h0.0005.npz"
+    assert conv.run_path(tmp_path, "full", 0.01, tol=1e-4).name == "full_h0.01_tol0.0001.npz"
