@@ -93,6 +93,17 @@ def test_shares_and_scene_entries():
     assert warmup.scene_entries({}, "x") == []
 
 
+def test_kernels_sharing_a_slow_callee_go_to_one_share():
+    # a and b share callee s (4 s of their 6 s alone each); c and d are independent
+    entries = [["m", "a", "()", 6.0, ["s"]], ["m", "b", "()", 6.0, ["s"]], ["m", "c", "()", 3.0, []],
+               ["m", "d", "()", 3.0]]
+    shares, loads = warmup.share_loads(entries, 2, {"s": 4.0})
+    assert shares == [[entries[0], entries[1]], [entries[2], entries[3]]]
+    assert loads == [8.0, 6.0]  # s compiles once: 2 + 2 + 4
+    # without the callee seconds the shared work is not known: a and b are split as before
+    assert warmup.split_shares(entries, 2) == [[entries[0], entries[2]], [entries[1], entries[3]]]
+
+
 def test_the_shipped_manifest_resolves():
     manifest = warmup.load_manifest()
     assert "two-cubes" in manifest
