@@ -189,6 +189,33 @@ def warm(entries, processes: int, callees: dict | None = None) -> None:
                 w.wait()
 
 
+def other_load() -> float:
+    """How many cores other processes keep busy: the 1-minute load average, or fewer when fewer other tasks are
+    runnable right now (/proc/loadavg; the average still counts e.g. the ``pip install`` that just ended)."""
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):  # no load average on this system
+        return 0.0
+    try:
+        with open("/proc/loadavg") as f:
+            running = int(f.read().split()[3].split("/")[0]) - 1  # less this process
+        load = min(load, max(running, 0))
+    except (OSError, ValueError, IndexError):
+        pass
+    return load
+
+
+def estimate_seconds(loads: list[float], cores: int | None = None, load: float | None = None) -> float:
+    """Wall seconds of compiling shares of ``loads`` CPU seconds at once, one process each, on ``cores`` cores
+    (``os.cpu_count()``) that other processes keep ``load`` busy (``other_load()``): the longest share when every
+    process has a core of its own, else the total over the processes' fair part of the cores."""
+    cores = cores or os.cpu_count() or 1
+    load = other_load() if load is None else load
+    n = len(loads)
+    ours = min(float(n), cores * n / max(n + load, 1e-9))
+    return max(max(loads, default=0.0), sum(loads) / max(ours, 1e-9))
+
+
 def prepare_kernels(scene: str | None = None, quiet: bool = False, processes: int | None = None) -> float:
     """Compile the kernels ``scene`` (a demo name; None or another name: the kernels all demos share) needs
     when the cache lacks any, saying so on stderr unless quiet. Returns the seconds spent (0.0 when warm)."""
@@ -205,7 +232,7 @@ def prepare_kernels(scene: str | None = None, quiet: bool = False, processes: in
             processes = min(2, os.cpu_count() or 1)
         processes = max(1, processes)
     callees = load_callees()
-    estimate = max(share_loads(entries, processes, callees)[1])
+    estimate = estimate_seconds(share_loads(entries, processes, callees)[1])
     if not quiet:
         print(f"compiling numerical kernels (first run only, about {estimate:.0f} s)...", file=sys.stderr,
               flush=True)
