@@ -5,11 +5,12 @@ Numba compiles a kernel on its first call and caches the machine code next to th
 most of its first run compiling, one kernel after the other, because Numba's compiler holds the GIL. Here:
 
 * ``data/kernels.json`` (the manifest, written by ``benchmarks/record_kernels.py``) lists, for each demo
-  scene, the kernels its run calls from Python (module, name, argument types) and how long each took to
-  compile, its callees included.
+  scene, the kernels its run calls from Python (module, name, argument types), how long each takes to compile
+  alone, its callees included, and the slow callees it shares with other kernels (with their own seconds).
 * ``prepare_kernels(scene)`` checks the cache index of each of those kernels. When any is missing (cold
-  cache) it prints one line on stderr, compiles the missing ones split into balanced shares, one share in
-  this process and the others in worker processes (``python -m ipcsim.warmup compile``, which only fill the
+  cache) it prints one line on stderr, compiles the missing ones split into balanced shares (the kernels
+  that share a slow callee preferably in one share: it compiles once there), one share in this process and
+  the others in worker processes (``python -m ipcsim.warmup compile``, which only fill the
   on-disk cache; the run then loads their kernels from it), and prints how long it took.
 
 Everything here is best effort: a stale manifest, an unknown kernel, a failing worker or an unreadable cache
@@ -30,13 +31,23 @@ COMMON = "*"
 
 
 # ----------------------------------------------------------------------------------------------- manifest
-def load_manifest() -> dict:
-    """The manifest {scene name: [[module, qualname, argument types, seconds], ...]} ({} if unreadable)."""
+def _manifest_part(part: str) -> dict:
     try:
         text = (resources.files("ipcsim") / "data" / "kernels.json").read_text()
-        return json.loads(text).get("scenes", {})
+        return json.loads(text).get(part, {})
     except (OSError, ValueError, AttributeError):
         return {}
+
+
+def load_manifest() -> dict:
+    """The manifest {scene name: [[module, qualname, argument types, seconds, shared callees], ...]} ({} if
+    unreadable; entries may lack the shared callees)."""
+    return _manifest_part("scenes")
+
+
+def load_callees() -> dict:
+    """{shared callee: its own compile seconds} of the manifest ({} if unreadable)."""
+    return _manifest_part("callees")
 
 
 def scene_entries(manifest: dict, scene: str | None) -> list:
@@ -99,19 +110,41 @@ def cold_kernels(entries) -> list:
 
 
 # ----------------------------------------------------------------------------------------------- compiling
-def split_shares(entries, n: int) -> list[list]:
-    """``entries`` ([module, qualname, types, seconds]) in n shares of about equal compile seconds (longest
-    first onto the lightest share); the signatures of one kernel stay in one share (one index file writer)."""
+def _shared(entry) -> list:
+    """The shared callees of a manifest entry ([] for entries without them)."""
+    return list(entry[4]) if len(entry) > 4 and isinstance(entry[4], list) else []
+
+
+def share_loads(entries, n: int, callees: dict | None = None) -> tuple[list[list], list[float]]:
+    """``entries`` ([module, qualname, types, seconds alone, shared callees]) in n shares of about equal compile
+    seconds, and those seconds. Longest first, each kernel goes to the share whose seconds then are least, a
+    shared callee (seconds in ``callees``) costing once per share, and a share that would compile a callee again
+    that another share compiles counted with that work twice (it is wasted on a machine with few cores). The
+    signatures of one kernel stay in one share (one index file writer)."""
+    callees = callees or {}
     groups: dict = {}
     for e in entries:
         groups.setdefault((e[0], e[1]), []).append(e)
-    shares = [[] for _ in range(max(1, n))]
-    loads = [0.0] * len(shares)
+    n = max(1, n)
+    shares = [[] for _ in range(n)]
+    loads = [0.0] * n
+    held = [set() for _ in shares]  # the shared callees each share compiles
     for group in sorted(groups.values(), key=lambda g: -sum(float(e[3]) for e in g)):
-        i = loads.index(min(loads))
+        need = {c for e in group for c in _shared(e) if c in callees}
+        own = sum(float(e[3]) - sum(float(callees.get(c, 0.0)) for c in _shared(e)) for e in group)
+        added = [own + sum(float(callees[c]) for c in need - h) for h in held]
+        again = [sum(float(callees[c]) for c in need - held[k] if any(c in h for h in held)) for k in range(n)]
+        i = min(range(len(shares)), key=lambda k: (loads[k] + added[k] + again[k], k))
         shares[i] += group
-        loads[i] += sum(float(e[3]) for e in group)
-    return [s for s in shares if s]
+        loads[i] += added[i]
+        held[i] |= need
+    kept = [k for k in range(len(shares)) if shares[k]]
+    return [shares[k] for k in kept], [loads[k] for k in kept]
+
+
+def split_shares(entries, n: int, callees: dict | None = None) -> list[list]:
+    """The shares of ``share_loads``."""
+    return share_loads(entries, n, callees)[0]
 
 
 def compile_entries(entries) -> int:
@@ -141,9 +174,9 @@ def _start_worker(entries):
         return None
 
 
-def warm(entries, processes: int) -> None:
+def warm(entries, processes: int, callees: dict | None = None) -> None:
     """Compile ``entries`` in ``processes`` shares: the first here, the others in worker processes."""
-    shares = split_shares(entries, processes)
+    shares = split_shares(entries, processes, callees)
     workers = [w for w in (_start_worker(s) for s in shares[1:]) if w is not None]
     try:
         compile_entries(shares[0])
@@ -154,6 +187,33 @@ def warm(entries, processes: int) -> None:
             if w.poll() is None:
                 w.kill()
                 w.wait()
+
+
+def other_load() -> float:
+    """How many cores other processes keep busy: the 1-minute load average, or fewer when fewer other tasks are
+    runnable right now (/proc/loadavg; the average still counts e.g. the ``pip install`` that just ended)."""
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):  # no load average on this system
+        return 0.0
+    try:
+        with open("/proc/loadavg") as f:
+            running = int(f.read().split()[3].split("/")[0]) - 1  # less this process
+        load = min(load, max(running, 0))
+    except (OSError, ValueError, IndexError):
+        pass
+    return load
+
+
+def estimate_seconds(loads: list[float], cores: int | None = None, load: float | None = None) -> float:
+    """Wall seconds of compiling shares of ``loads`` CPU seconds at once, one process each, on ``cores`` cores
+    (``os.cpu_count()``) that other processes keep ``load`` busy (``other_load()``): the longest share when every
+    process has a core of its own, else the total over the processes' fair part of the cores."""
+    cores = cores or os.cpu_count() or 1
+    load = other_load() if load is None else load
+    n = len(loads)
+    ours = min(float(n), cores * n / max(n + load, 1e-9))
+    return max(max(loads, default=0.0), sum(loads) / max(ours, 1e-9))
 
 
 def prepare_kernels(scene: str | None = None, quiet: bool = False, processes: int | None = None) -> float:
@@ -171,12 +231,13 @@ def prepare_kernels(scene: str | None = None, quiet: bool = False, processes: in
         except ValueError:
             processes = min(2, os.cpu_count() or 1)
         processes = max(1, processes)
-    estimate = max(sum(float(e[3]) for e in s) for s in split_shares(entries, processes))
+    callees = load_callees()
+    estimate = estimate_seconds(share_loads(entries, processes, callees)[1])
     if not quiet:
         print(f"compiling numerical kernels (first run only, about {estimate:.0f} s)...", file=sys.stderr,
               flush=True)
     start = time.perf_counter()
-    warm(entries, processes)
+    warm(entries, processes, callees)
     seconds = time.perf_counter() - start
     if not quiet:
         print(f"compiled numerical kernels in {seconds:.0f} s", file=sys.stderr, flush=True)

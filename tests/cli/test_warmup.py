@@ -52,6 +52,7 @@ def test_cold_cache_is_detected_and_a_worker_fills_it(kernel_module):
 def test_message_and_parallel_warming(kernel_module, monkeypatch, capsys):
     _, entries = kernel_module
     monkeypatch.setattr(warmup, "load_manifest", lambda: {"demo": entries})
+    monkeypatch.setattr(warmup, "other_load", lambda: 0.0)  # an idle machine: the longest share
     assert warmup.prepare_kernels("demo", processes=2) > 0.0
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "compiling numerical kernels (first run only, about 2 s)..."
@@ -91,6 +92,25 @@ def test_shares_and_scene_entries():
     assert warmup.scene_entries(manifest, "y") == manifest["y"]
     assert warmup.scene_entries(manifest, None) == [entries[2]]  # what every demo uses
     assert warmup.scene_entries({}, "x") == []
+
+
+def test_kernels_sharing_a_slow_callee_go_to_one_share():
+    # a and b share callee s (4 s of their 6 s alone each); c and d are independent
+    entries = [["m", "a", "()", 6.0, ["s"]], ["m", "b", "()", 6.0, ["s"]], ["m", "c", "()", 3.0, []],
+               ["m", "d", "()", 3.0]]
+    shares, loads = warmup.share_loads(entries, 2, {"s": 4.0})
+    assert shares == [[entries[0], entries[1]], [entries[2], entries[3]]]
+    assert loads == [8.0, 6.0]  # s compiles once: 2 + 2 + 4
+    # without the callee seconds the shared work is not known: a and b are split as before
+    assert warmup.split_shares(entries, 2) == [[entries[0], entries[2]], [entries[1], entries[3]]]
+
+
+def test_the_estimate_counts_the_cores_other_processes_keep_busy():
+    assert warmup.estimate_seconds([30.0, 20.0], cores=2, load=0.0) == 30.0  # a core per share
+    assert warmup.estimate_seconds([30.0, 20.0], cores=2, load=2.0) == 50.0  # half the cores: 50 s of work on 1
+    assert warmup.estimate_seconds([30.0, 20.0], cores=4, load=1.0) == 30.0
+    assert warmup.estimate_seconds([40.0], cores=1, load=1.0) == 80.0
+    assert warmup.other_load() >= 0.0
 
 
 def test_the_shipped_manifest_resolves():

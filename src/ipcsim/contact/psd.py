@@ -49,6 +49,9 @@ import math
 import numpy as np
 from numba import njit
 
+from ..jit import generic_njit
+
+
 PROJECT_NONE = 0
 PROJECT_CLAMP = 1
 PROJECT_ABS = 2
@@ -82,7 +85,7 @@ def _hypot(a, b):
     return math.hypot(a, b)
 
 
-@njit(cache=True)
+@generic_njit
 def symmetric_eigen(a, n, w, z, e):
     """Eigen-decomposition of the leading n x n block of the symmetric matrix ``a`` (destroyed).
 
@@ -205,7 +208,7 @@ def symmetric_eigen(a, n, w, z, e):
     return True
 
 
-@njit(cache=True)
+@generic_njit
 def _is_positive_definite(a, n, work):
     """Cholesky test of the leading n x n block of symmetric ``a`` (not modified)."""
     for i in range(n):
@@ -222,7 +225,7 @@ def _is_positive_definite(a, n, work):
     return True
 
 
-@njit(cache=True)
+@generic_njit
 def project_symmetric_inplace(a, n, method, ws_a, ws_z, ws_w, ws_e):
     """Project the leading n x n block of symmetric ``a`` to PSD in place.
 
@@ -273,7 +276,7 @@ _B3 = _helmert_basis(3)
 _B4 = _helmert_basis(4)
 
 
-@njit(cache=True)
+@generic_njit
 def _basis(k):
     if k == 2:
         return _B2
@@ -282,7 +285,7 @@ def _basis(k):
     return _B4
 
 
-@njit(cache=True)
+@generic_njit
 def project_translation_invariant(h, k, method, ws):
     """Project the (3k, 3k) Hessian ``h`` of a translation-invariant stencil (k = 2, 3, 4 vertices)
     to PSD in place, through the (3k-3) reduced matrix Q^T h Q, Q = B (x) I3 (exact: see module doc).
@@ -334,7 +337,7 @@ def project_translation_invariant(h, k, method, ws):
                 h[3 * a + ci, j] = s
 
 
-@njit(cache=True)
+@generic_njit
 def make_workspace():
     """Per-thread scratch arrays for the projection kernels."""
     return (
@@ -347,7 +350,7 @@ def make_workspace():
     )
 
 
-@njit(cache=True)
+@generic_njit
 def project_full(h, n, method, ws):
     """Project the leading n x n block of symmetric h to PSD in place (no structure assumed)."""
     if method == PROJECT_NONE:
@@ -356,7 +359,7 @@ def project_full(h, n, method, ws):
     project_symmetric_inplace(h, n, method, ws_a, ws_z, ws_w, ws_e)
 
 
-@njit(cache=True)
+@generic_njit
 def clamp_scalar(lam, method):
     """The projected eigenvalue: max(lam, 0) for clamp/analytic, |lam| for abs, lam for none."""
     if lam >= 0.0 or method == PROJECT_NONE:
@@ -377,7 +380,7 @@ def clamp_scalar(lam, method):
 PSD_REL_TOL = 5e-14
 
 
-@njit(cache=True)
+@generic_njit
 def is_psd_within(h, n, rel_tol, work, done):
     """True if the leading n x n block of symmetric ``h`` is PSD up to rel_tol * max(diag(h)).
 
@@ -426,7 +429,7 @@ def is_psd_within(h, n, rel_tol, work, done):
     return True
 
 
-@njit(cache=True)
+@generic_njit
 def project_vertex_vertex_closed_form(h, c1, c2, u, method):
     """Write the projected vertex-vertex Hessian (6, 6) into h from its closed-form eigensystem.
 
@@ -464,7 +467,7 @@ def project_to_psd(h: np.ndarray, method: str = "clamp") -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- normal/tangent split
-@njit(cache=True)
+@generic_njit
 def project_normal_tangent(h, nrm, ia, ib, method, ws):
     """Exact PSD projection, in place, of a (12, 12) point-plane or line-line barrier Hessian.
 
@@ -533,7 +536,7 @@ def project_normal_tangent(h, nrm, ia, ib, method, ws):
     subspace_project(h, 12, m, method, ws)
 
 
-@njit(cache=True)
+@generic_njit
 def subspace_project(h, n, m, method, ws):
     """h[:n, :n] <- W clamp(W^T h W) W^T for W = ws[5][:n, :m] with orthonormal columns spanning
     range(h) (then this is h's exact eigenvalue projection). m <= 12."""

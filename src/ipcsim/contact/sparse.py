@@ -18,6 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import get_num_threads, njit, parallel_chunksize, prange, set_num_threads
 
+from ..jit import twin
+
 
 @njit(cache=True)
 def _count(verts, nverts, n_vertices):
@@ -48,7 +50,7 @@ def _fill(verts, nverts, cnt, col, src):
             pos[va] = p + k
 
 
-@njit(cache=True, parallel=True)
+@twin  # twins: small inputs run the serial variants (one Numba thread, see ``_assemble``), the same bits
 def _unique_columns(row_ptr, col, n_vertices, n_chunks, ucol, slot):
     """Per row v: its distinct columns, sorted, into ucol[row_ptr[v]: row_ptr[v] + ucount[v]], and for
     every entry i its slot (rank of col[i] among the row's distinct columns).
@@ -96,7 +98,7 @@ def _csr_indptr(ucount, n_vertices):
     return indptr
 
 
-@njit(cache=True, parallel=True)
+@twin
 def _fill_indices(row_ptr, ucol, ucount, indptr, indices):
     for v in prange(len(ucount)):
         lo = row_ptr[v]
@@ -108,7 +110,7 @@ def _fill_indices(row_ptr, ucol, ucount, indptr, indices):
                     indices[base + 3 * j + q] = c + q
 
 
-@njit(cache=True, parallel=True)
+@twin
 def _write_full(row_ptr, slot, src, ucount, local, indptr, data):
     """data = the sum of the 3x3 blocks local[s, 3a:3a+3, 3b:3b+3] of every entry (row-parallel: no races)."""
     for v in prange(len(ucount)):
@@ -130,7 +132,7 @@ def _write_full(row_ptr, slot, src, ucount, local, indptr, data):
 UPPER_BLOCK = np.array([[0, 1, 2, 3], [1, 4, 5, 6], [2, 5, 7, 8], [3, 6, 8, 9]], dtype=np.int64)
 
 
-@njit(cache=True, parallel=True)
+@twin
 def _write_symmetric(row_ptr, slot, src, ucount, upper, indptr, data):
     """data = the sum of block (a, b) of every entry, from the upper blocks (b < a: transpose of block (b, a));
     row-parallel, each row zeroed first as in ``_write_full``."""

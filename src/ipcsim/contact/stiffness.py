@@ -21,8 +21,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ..jit import twin
 from .barrier import barrier_second_derivative
 from .broad_phase.threads import numba_threads, threads_for
 from .stencils import stencil_d2
@@ -93,7 +94,7 @@ def physical_barrier_stiffness(young_modulus: float, fraction: float = 0.1) -> f
     return float(fraction * young_modulus)
 
 
-@njit(cache=True, parallel=True)
+@twin  # one Numba thread: the serial variant (a minimum: the same result)
 def _min_d2(kind, verts, prims, dtype, x, plane_o, plane_n):
     d2 = np.full(len(kind), np.inf)
     for c in prange(len(kind)):

@@ -19,6 +19,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ..jit import twin
 from .constitutive import neohookean_psi  # noqa: F401  (re-export)
 from .kinematics import dfdx  # noqa: F401  (re-export)
 from .materials import elastic_energy, elastic_gradient_and_hessian_blocks
@@ -70,7 +71,7 @@ def neohookean_gradient_and_hessian_blocks(x, tets, dm_inv, volume, mu, lam, pro
     return elastic_gradient_and_hessian_blocks("NH", x, tets, dm_inv, volume, mu, lam, project, want_hessian)
 
 
-@njit(cache=True, parallel=True)
+@twin  # ``max_step_without_inversion(...)`` runs the serial variant under one Numba thread
 def max_step_without_inversion(x, p, tets, safety) -> float:
     """Largest alpha in (0, 1] such that no tet's volume reaches ``(1 - safety)`` of it shrinking to zero.
 

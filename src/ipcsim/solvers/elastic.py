@@ -28,6 +28,7 @@ from ..energies.tet_blocks import (HW_H, HW_STRIDE, deformation_gradient_into, h
                                    shape_gradients_into, tet_gradient_into, tet_hessian_from_dpdf_into,
                                    tet_hessian_from_eigensystem_into)
 from ..energies.neohookean import max_step_without_inversion
+from ..jit import twin
 from ..model import Model
 
 
@@ -127,7 +128,7 @@ def _scatter_add(tets, blk_off, indptr, e, ge, hw, grad_out, data_out) -> None:
                     data_out[off + r * w + q] += hw[HW_H + HW_STRIDE * (3 * a + r) + 3 * b + q]
 
 
-@njit(cache=True, parallel=True)
+@twin  # small models run the serial variant (see ``_threads``), the same bits
 def _assemble(codes, x, tets, dm_inv, volume, mu, lam, blk_off, indptr, chunk_bounds, phase_ptr, phase_chunks,
               grad_out, data_out):
     """grad_out, data_out (zeros) += the sums over all tets: the phases in order, the chunks of a phase in
@@ -180,7 +181,7 @@ def _energy_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi) -> float:
     return total
 
 
-@njit(cache=True, parallel=True)
+@twin
 def _energy(codes, x, tets, dm_inv, volume, mu, lam, chunk_bounds) -> float:
     """Psi [J]: the chunks' sums (in parallel), added in chunk order (the same bits on any number of threads)."""
     n_chunks = len(chunk_bounds) - 1
@@ -355,4 +356,5 @@ class ElasticTerm:
         """Largest step fraction keeping every inversion-guarded tet positively oriented (1.0 if none)."""
         if len(self.guarded_tets) == 0:
             return 1.0
-        return float(max_step_without_inversion(x, p, self.guarded_tets, safety))
+        with numba_threads(_threads(len(self.guarded_tets))):  # one thread: the serial variant (a minimum: same)
+            return float(max_step_without_inversion(x, p, self.guarded_tets, safety))

@@ -200,32 +200,38 @@ def join_parallel(grid_q, grid_e, self_query, axis, guess, n_chunks):
 
 
 @nb.njit(cache=True)
-def _all_pairs(grids, q_data, e_data, self_query, out, cap, n_chunks):
-    """Every pair: the grid's buckets, then the overflow boxes directly. Returns (out, count): when
-    n_chunks > 1 the buckets are joined in parallel into a new exact-size array (then ``out`` is
-    only used for the overflow pairs when it is big enough)."""
+def _serial_pairs(grids, q_data, e_data, self_query, out, cap):
+    """Every pair into out[:cap]: the grid's buckets, then the overflow boxes directly. Returns (out, count); a
+    count above cap means out was too small (the caller runs again with room for count)."""
     grid_q, over_q, grid_e, over_e, axis = grids
-    if n_chunks > 1:
-        joined, n = join_parallel(grid_q, grid_e, self_query, axis, cap, n_chunks)
-        extra = 0
-        if over_q.shape[0] or over_e.shape[0]:
-            extra = overflow_pairs(over_q, over_e, q_data, e_data, self_query, out, 0, cap)
-        if extra <= cap:
-            merged = np.empty(n + extra, np.int64)
-            merged[:n] = joined
-            merged[n:] = out[:extra]
-            return merged, n + extra
-        return out, n + extra  # too small: the caller runs again with room for n + extra
     n = join_buckets(0, grid_q[0].shape[0] - 1, grid_q, grid_e, self_query, axis, out, 0, cap)
     if over_q.shape[0] or over_e.shape[0]:
         n += overflow_pairs(over_q, over_e, q_data, e_data, self_query, out, n, max(cap - n, 0))
     return out, n
 
 
+@nb.njit(cache=True)
+def _parallel_pairs(grids, q_data, e_data, self_query, out, cap, n_chunks):
+    """``_serial_pairs`` with the buckets joined in n_chunks runs in parallel into a new exact-size array (``out``
+    then only takes the overflow pairs); out too small when the returned array is shorter than the count."""
+    grid_q, over_q, grid_e, over_e, axis = grids
+    joined, n = join_parallel(grid_q, grid_e, self_query, axis, cap, n_chunks)
+    extra = 0
+    if over_q.shape[0] or over_e.shape[0]:
+        extra = overflow_pairs(over_q, over_e, q_data, e_data, self_query, out, 0, cap)
+    if extra <= cap:
+        merged = np.empty(n + extra, np.int64)
+        merged[:n] = joined
+        merged[n:] = out[:extra]
+        return merged, n + extra
+    return out, n + extra  # too small: the caller runs again with room for n + extra
+
+
 @nb.njit(cache=True, nogil=True)
-def cell_join_pairs(q_data, e_data, self_query, h, guess, n_chunks):
-    """All accepted (query, element) pairs with overlapping boxes, sorted lexicographically. Releases the GIL,
-    so that two joins can run side by side in two Python threads (``candidates.build_candidates``).
+def cell_join_pairs(q_data, e_data, self_query, h, guess):
+    """All accepted (query, element) pairs with overlapping boxes, sorted lexicographically, joined on one thread.
+    Releases the GIL, so that two joins can run side by side in two Python threads
+    (``candidates.build_candidates``).
 
     Args:
         q_data, e_data: (box (n, 6) float64 [m] [lo, hi], verts (n, k) int64 vertex ids,
@@ -233,18 +239,27 @@ def cell_join_pairs(q_data, e_data, self_query, h, guess, n_chunks):
         self_query: each unordered pair once, as [smaller id, larger id].
         h: column side [m] (doubled while too many boxes overflow); <= 0: ``choose_cell_size``.
         guess: expected number of pairs (sizes the first buffer; a wrong guess only costs time).
-        n_chunks: 1 for a serial join, else the number of bucket runs joined in parallel.
 
     Returns:
         (m, 2) int64 [query, element]. Excluded: pairs sharing a vertex id, pairs of two obstacles.
     """
     grids = _grids(q_data, e_data, self_query, h)
     cap = max(guess, 64)
-    out, n = _all_pairs(grids, q_data, e_data, self_query, np.empty(cap, np.int64), cap, n_chunks)
-    if n > cap and n_chunks <= 1:
-        out, n = _all_pairs(grids, q_data, e_data, self_query, np.empty(n, np.int64), n, 1)
-    elif out.shape[0] < n:
-        out, n = _all_pairs(grids, q_data, e_data, self_query, np.empty(n, np.int64), n, n_chunks)
+    out, n = _serial_pairs(grids, q_data, e_data, self_query, np.empty(cap, np.int64), cap)
+    if n > cap:
+        out, n = _serial_pairs(grids, q_data, e_data, self_query, np.empty(n, np.int64), n)
+    return sort_pairs(out, n, q_data[0].shape[0])
+
+
+@nb.njit(cache=True, nogil=True)
+def cell_join_pairs_parallel(q_data, e_data, self_query, h, guess, n_chunks):
+    """``cell_join_pairs`` with the buckets split into n_chunks runs joined in parallel (``join_parallel``); a
+    kernel of its own, so that scenes joining on one thread never compile the parallel one."""
+    grids = _grids(q_data, e_data, self_query, h)
+    cap = max(guess, 64)
+    out, n = _parallel_pairs(grids, q_data, e_data, self_query, np.empty(cap, np.int64), cap, n_chunks)
+    if out.shape[0] < n:
+        out, n = _parallel_pairs(grids, q_data, e_data, self_query, np.empty(n, np.int64), n, n_chunks)
     return sort_pairs(out, n, q_data[0].shape[0])
 
 
@@ -296,12 +311,12 @@ def cell_pairs6(q_data: tuple, e_data: tuple, self_query: bool, cell_size: float
         nb.set_num_threads(threads)
         try:
             with nb.parallel_chunksize(1):  # dynamic scheduling: robust to a core shared with another process
-                pairs = cell_join_pairs(q_data, e_data, bool(self_query), float(cell_size), guess + guess // 8 + 64,
-                                        4 * threads)
+                pairs = cell_join_pairs_parallel(q_data, e_data, bool(self_query), float(cell_size),
+                                                 guess + guess // 8 + 64, 4 * threads)
         finally:
             nb.set_num_threads(previous)
     else:
-        pairs = cell_join_pairs(q_data, e_data, bool(self_query), float(cell_size), guess + guess // 8 + 64, 1)
+        pairs = cell_join_pairs(q_data, e_data, bool(self_query), float(cell_size), guess + guess // 8 + 64)
     if len(_GUESS) > 256:
         _GUESS.clear()
     _GUESS[key] = len(pairs)

@@ -22,6 +22,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ...jit import generic_njit
+
+
 MAX_CELLS = 64  # a box covering more columns is left out of the grid ("overflow") and tested directly
 _AXIS_MAX = (1 << 20) - 1  # at most 2^20 columns per axis (farther boxes are clamped into the border ones)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -50,7 +53,7 @@ def _sweep_bin(value, sweep):
     return int(t)
 
 
-@nb.njit(cache=True)
+@generic_njit
 def sweep_order(box, axis, sweep):
     """(n,) int64 rows of ``box`` in ascending order of box[:, axis], ties in row order: a counting sort into
     the uniform bins of ``sweep`` (see ``_sweep_bin``), then each bin sorted by the exact coordinate."""
@@ -85,7 +88,7 @@ def sweep_order(box, axis, sweep):
     return order
 
 
-@nb.njit(cache=True)
+@generic_njit
 def column_grid(box, verts, obst, pad, axis, sweep, frame, bits):
     """The column grid of one box set (layout in the module docstring).
 
@@ -167,7 +170,7 @@ def column_grid(box, verts, obst, pad, axis, sweep, frame, bits):
 SELF, QUERY_SIDE, ELEMENT_SIDE = 0, 1, 2  # sweep directions of ``sweep_bucket``
 
 
-@nb.njit(cache=True)
+@generic_njit
 def sweep_bucket(b, grid_a, grid_c, side, axis, out, out0, n, cap):
     """One sweep over bucket b: each entry of grid_a against the entries of grid_c whose box's lower side
     along ``axis`` lies in [lo(a), hi(a)] (``SELF``: the later entries of the same grid), or in (lo(a), hi(a)]
@@ -226,7 +229,7 @@ def sweep_bucket(b, grid_a, grid_c, side, axis, out, out0, n, cap):
     return n
 
 
-@nb.njit(cache=True)
+@generic_njit
 def join_buckets(b0, b1, grid_q, grid_e, self_query, axis, out, out0, cap):
     """Pairs found in the buckets b0 .. b1 - 1 of two grids sharing axis, columns and buckets (the same
     grid in self mode): every two entries of a bucket once in self mode, else every query entry against

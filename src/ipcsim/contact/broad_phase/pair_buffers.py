@@ -2,11 +2,13 @@
 sort of the packed pairs (i << 32) | j."""
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from ...jit import generic_njit
 
-@nb.njit(cache=True)
+
+
+@generic_njit
 def scan_pairs(q_ids, e_ids, q_data, e_data, self_query, out, out0, cap):
     """Every (q, e) of the id lists q_ids x e_ids tested directly (for the overflow boxes).
 
@@ -40,7 +42,7 @@ def scan_pairs(q_ids, e_ids, q_data, e_data, self_query, out, out0, cap):
     return n
 
 
-@nb.njit(cache=True)
+@generic_njit
 def sort_pairs(packed, m, n_first):
     """(m, 2) int64 rows sorted lexicographically from the first m packed pairs (i << 32) | j of
     ``packed``; first ids lie in [0, n_first)."""
@@ -75,7 +77,7 @@ def sort_pairs(packed, m, n_first):
     return out
 
 
-@nb.njit(cache=True)
+@generic_njit
 def ids_not_in(n, ids):
     """(n - len(ids),) int64: 0 .. n - 1 without ``ids`` (sorted)."""
     keep = np.ones(n, np.bool_)
@@ -84,7 +86,7 @@ def ids_not_in(n, ids):
     return np.flatnonzero(keep).astype(np.int64)
 
 
-@nb.njit(cache=True)
+@generic_njit
 def overflow_pairs(over_q, over_e, q_data, e_data, self_query, out, out0, cap):
     """The pairs with an overflow box, tested directly. Returns the count."""
     nq, ne = q_data[0].shape[0], e_data[0].shape[0]

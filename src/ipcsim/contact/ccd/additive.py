@@ -31,6 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ...jit import generic_njit
 from ..collisions_data import EE, EV, FV
 from ..stencils import CLOSEST, stencil_d2, stencil_size
 
@@ -55,12 +56,12 @@ def closest_distance_squared(kind: int, x: np.ndarray) -> float:
     return stencil_d2(kind, _ROWS, 0, CLOSEST, x, x, x, None)
 
 
-@njit(cache=True)
+@generic_njit
 def _row_norm2(a: np.ndarray, i: int) -> float:
     return a[i, 0] * a[i, 0] + a[i, 1] * a[i, 1] + a[i, 2] * a[i, 2]
 
 
-@njit(cache=True)
+@generic_njit
 def relative_displacements(kind: int, x0: np.ndarray, x1: np.ndarray, dx: np.ndarray) -> float:
     """Write into dx (4, 3) [m] the displacements x1 - x0 minus their mean over the stencil's vertices.
 
@@ -80,7 +81,7 @@ def relative_displacements(kind: int, x0: np.ndarray, x1: np.ndarray, dx: np.nda
     return big
 
 
-@njit(cache=True)
+@generic_njit
 def l_p(kind: int, dx: np.ndarray) -> float:
     """Bound l_p [m] on how fast (per unit time) the stencil's distance can shrink, from dx (4, 3) [m]."""
     if kind == EE:
@@ -94,7 +95,7 @@ def l_p(kind: int, dx: np.ndarray) -> float:
     return math.sqrt(_row_norm2(dx, 0)) + math.sqrt(_row_norm2(dx, 1))
 
 
-@njit(cache=True)
+@generic_njit
 def _aabb_gap_squared(x: np.ndarray, a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> float:
     """Squared distance [m^2] between the boxes of rows a_lo..a_hi-1 and b_lo..b_hi-1 of x (4, 3)."""
     g2 = 0.0
@@ -112,7 +113,7 @@ def _aabb_gap_squared(x: np.ndarray, a_lo: int, a_hi: int, b_lo: int, b_hi: int)
     return g2
 
 
-@njit(cache=True)
+@generic_njit
 def _plane_gap_squared(x: np.ndarray, p: int, o: int, i: int, j: int) -> float:
     """Squared distance [m^2] of x[p] to the plane through x[o] spanned by x[i] - x[o], x[j] - x[o]
     (0 when the plane is degenerate)."""
@@ -126,7 +127,7 @@ def _plane_gap_squared(x: np.ndarray, p: int, o: int, i: int, j: int) -> float:
     return h * h / nn
 
 
-@njit(cache=True)
+@generic_njit
 def _line_line_gap_squared(x: np.ndarray) -> float:
     """Squared distance [m^2] between the lines of edges (x0, x1) and (x2, x3); 0 when nearly parallel."""
     u0, u1, u2 = x[1, 0] - x[0, 0], x[1, 1] - x[0, 1], x[1, 2] - x[0, 2]
@@ -139,7 +140,7 @@ def _line_line_gap_squared(x: np.ndarray) -> float:
     return h * h / nn
 
 
-@njit(cache=True)
+@generic_njit
 def distance_lower_bound_squared(kind: int, x: np.ndarray) -> float:
     """A cheap lower bound [m^2] of ``closest_distance_squared``: the gap between the two primitives'
     bounding boxes, and the point-plane (FV) or line-line (EE, not nearly parallel) distance."""
@@ -152,7 +153,7 @@ def distance_lower_bound_squared(kind: int, x: np.ndarray) -> float:
     return _aabb_gap_squared(x, 0, 1, 1, 2)
 
 
-@njit(cache=True)
+@generic_njit
 def additive_ccd_loop(
     kind: int,
     x0: np.ndarray,
@@ -196,7 +197,7 @@ def additive_ccd_loop(
     return toi
 
 
-@njit(cache=True)
+@generic_njit
 def additive_ccd(
     kind: int,
     x0: np.ndarray,
@@ -234,7 +235,7 @@ def additive_ccd(
     return additive_ccd_loop(kind, x0, dx, lp, xi, tmax, conservative_rescaling, max_iterations, x)
 
 
-@njit(cache=True)
+@generic_njit
 def point_plane_ccd(
     p0: np.ndarray,
     p1: np.ndarray,

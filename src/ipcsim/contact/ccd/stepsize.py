@@ -13,6 +13,7 @@ import math
 import numpy as np
 from numba import njit, parallel_chunksize, prange
 
+from ...jit import twin
 from ..broad_phase.threads import helper_thread, numba_threads, split_in_two, threads_for
 from ..collisions_data import EE, EV, FV, VV
 from ..stencils import stencil_size
@@ -85,7 +86,7 @@ def _chunk_toi(c, n_chunks, vf, ee, ev, vv, faces, edges, x0, x1, min_distance, 
             best[c] = t
 
 
-@njit(cache=True, parallel=True)
+@twin  # one Numba thread: the serial variant (a minimum: the same result)
 def earliest_candidate_toi(
     vf, ee, ev, vv, faces, edges, x0, x1,
     min_distance: float, conservative_rescaling: float, max_iterations: int, n_chunks: int, tmax: float,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ...jit import generic_njit
 from ..collisions_data import EE, VV
 from ..distance import types as dt
 from ..distance.edge_mollifier import edge_edge_cross_squarednorm, edge_edge_mollifier_threshold
@@ -25,7 +26,7 @@ from ..distance.types import point_edge_distance_type
 from .records import NONE, put_edge_vertex, put_record
 
 
-@njit(cache=True)
+@generic_njit
 def _unique_pairs(a, b, n_b, unordered):
     """Unique pairs (a[i], b[i]) as an (m, 2) array sorted by key; unordered pairs are stored (min, max)."""
     m = len(a)
@@ -43,7 +44,7 @@ def _unique_pairs(a, b, n_b, unordered):
     return out
 
 
-@njit(cache=True)
+@generic_njit
 def _element_vertex_to_vv(x, elements, cand, dhat2, n):
     """Vertex pairs (v, element vertex) within dhat of the element-vertex candidates [elem, v]."""
     k = elements.shape[1]
@@ -72,7 +73,7 @@ def _append_if_within(x, edges, e, v, dhat2, a, b, m):
     return m
 
 
-@njit(cache=True)
+@generic_njit
 def _face_vertex_to_ev(x, edges, face_edges, vf, dhat2, n):
     """Edge-vertex pairs [edge, v] within dhat from the face-vertex candidates [v, face]."""
     a = np.empty(len(vf) * 3, np.int64)
@@ -85,7 +86,7 @@ def _face_vertex_to_ev(x, edges, face_edges, vf, dhat2, n):
     return _unique_pairs(a[:m], b[:m], n, False)
 
 
-@njit(cache=True)
+@generic_njit
 def _edge_edge_to_ev(x, edges, ee, dhat2, n):
     """Edge-vertex pairs [edge, v] within dhat: each edge against the endpoints of the other edge."""
     a = np.empty(len(ee) * 4, np.int64)
@@ -108,7 +109,7 @@ def _in_row(indptr, indices, row, value):
     return False
 
 
-@njit(cache=True)
+@generic_njit
 def _negative_vv_from_ev(vv_pairs, vv_ptr, vv_idx, vareas, area_w, rk, ri, rd, rw, re, r0):
     """Edge-vertex -> vertex-vertex terms: (1 - #edges at vj other than to vi) per side (002)."""
     r = r0
@@ -126,7 +127,7 @@ def _negative_vv_from_ev(vv_pairs, vv_ptr, vv_idx, vareas, area_w, rk, ri, rd, r
     return r
 
 
-@njit(cache=True)
+@generic_njit
 def _positive_vv_from_fv(vv_pairs, vv_ptr, vv_idx, on_boundary, vareas, area_w, rk, ri, rd, rw, re, r0):
     """Face-vertex -> vertex-vertex terms: + for each interior, non-adjacent vertex vj (002)."""
     r = r0
@@ -144,7 +145,7 @@ def _positive_vv_from_fv(vv_pairs, vv_ptr, vv_idx, on_boundary, vareas, area_w, 
     return r
 
 
-@njit(cache=True)
+@generic_njit
 def _negative_ev_from_fv(x, edges, ev_pairs, ef_ptr, ef_idx, vareas, area_w, rk, ri, rd, rw, re, r0):
     """Face-vertex -> edge-vertex terms: (1 - #faces at the edge not containing v) (002)."""
     r = r0
@@ -159,7 +160,7 @@ def _negative_ev_from_fv(x, edges, ev_pairs, ef_ptr, ef_idx, vareas, area_w, rk,
     return r
 
 
-@njit(cache=True)
+@generic_njit
 def _negative_ev_from_ee(x, rest, edges, ev_pairs, ve_ptr, ve_idx, eareas, area_w, rk, ri, rd, rw, re, r0):
     """Edge-edge -> edge-vertex terms. For (ea, p): -w_ea per edge eb = (p, q) at p; the pairs whose
     edges are nearly parallel stay mollified edge-edge terms with a fixed distance type; the others

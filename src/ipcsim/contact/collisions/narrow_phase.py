@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from numba import njit, prange
 
+from ...jit import twin
 from ..collisions_data import EE, EV, FV, PV, VV
 from ..distance import types as dt
 from ..distance.edge_edge import edge_edge_distance_squared
@@ -48,7 +49,7 @@ def _clear(rk, near, r):
     near[r] = False
 
 
-@njit(cache=True, parallel=True)
+@twin
 def _classify_vv(x, vareas, vv, dhat2, area_w, rk, ri, rd, rw, re, o):
     """Vertex-vertex candidates vv (m, 2) [v0, v1]."""
     for c in prange(len(vv)):
@@ -60,7 +61,7 @@ def _classify_vv(x, vareas, vv, dhat2, area_w, rk, ri, rd, rw, re, o):
             put_record(rk, ri, rd, rw, re, r, VV, v0, v1, NONE, w, 0.0)
 
 
-@njit(cache=True, parallel=True)
+@twin
 def _classify_ev(x, edges, vareas, ev, dhat2, near2, area_w, rk, ri, rd, rw, re, near, o):
     """Edge-vertex candidates ev (m, 2) [edge, v]."""
     for c in prange(len(ev)):
@@ -82,7 +83,7 @@ def _classify_ev(x, edges, vareas, ev, dhat2, near2, area_w, rk, ri, rd, rw, re,
             put_edge_vertex(rk, ri, rd, rw, re, r, edges, e, v, t, w)
 
 
-@njit(cache=True, parallel=True)
+@twin
 def _classify_ee(x, rest, edges, eareas, ee, dhat2, near2, area_w, rk, ri, rd, rw, re, near, o):
     """Edge-edge candidates ee (m, 2) [edge_a, edge_b]; rest (n, 3) [m] rest positions (mollifier threshold)."""
     for c in prange(len(ee)):
@@ -114,7 +115,7 @@ def _classify_ee(x, rest, edges, eareas, ee, dhat2, near2, area_w, rk, ri, rd, r
             put_record(rk, ri, rd, rw, re, r, EV, eb, a1, NONE, w, 0.0)
 
 
-@njit(cache=True, parallel=True)
+@twin
 def _classify_fv(x, faces, face_edges, vareas, vf, dhat2, near2, area_w, rk, ri, rd, rw, re, near, o):
     """Vertex-face candidates vf (m, 2) [v, face]; face_edges (n_faces, 3) the edge ids of each face."""
     for c in prange(len(vf)):
@@ -138,7 +139,7 @@ def _classify_fv(x, faces, face_edges, vareas, vf, dhat2, near2, area_w, rk, ri,
             put_record(rk, ri, rd, rw, re, r, FV, f, v, NONE, w, 0.0)
 
 
-@njit(cache=True, parallel=True)
+@twin
 def _classify_pv(x, plane_o, plane_n, vareas, pv, dhat2, area_w, rk, ri, rd, rw, re, o):
     """Plane-vertex candidates pv (m, 2) [plane, v]; plane_o, plane_n (n_planes, 3) origins [m], unit normals."""
     for c in prange(len(pv)):
@@ -153,7 +154,7 @@ def _classify_pv(x, plane_o, plane_n, vareas, pv, dhat2, area_w, rk, ri, rd, rw,
             put_record(rk, ri, rd, rw, re, r, PV, p, v, NONE, w, 0.0)
 
 
-@njit(cache=True)
+@twin  # its serial variant calls the serial kernels: ``classify(...)`` under one Numba thread runs it
 def classify(x, rest, edges, faces, face_edges, vareas, eareas, vv, ev, ee, vf, pv, plane_o, plane_n,
              dhat2, area_w, rk, ri, rd, rw, re, near, near2):
     """One record per candidate, laid out vv | ev | ee | vf | pv (module docstring). Mesh arrays: edges

@@ -15,8 +15,11 @@ to the C library's correctly rounded ``fma`` (same results, slower).
 from __future__ import annotations
 
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
+
+from ...jit import generic_njit
+
 
 
 @intrinsic
@@ -32,32 +35,32 @@ def fma(typingctx, a, b, c):
     return sig, codegen
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def fdot(a, b):
     """a . b as fma(a_z, b_z, fma(a_y, b_y, a_x b_x)) (x, y, z order)."""
     return fma(a[2], b[2], fma(a[1], b[1], a[0] * b[0]))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def fdot_yxz(a, b):
     """a . b as fma(a_z, b_z, fma(a_x, b_x, a_y b_y)) (y, x, z order)."""
     return fma(a[2], b[2], fma(a[0], b[0], a[1] * b[1]))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def fdot_yzx(a, b):
     """a . b as fma(a_x, b_x, fma(a_z, b_z, a_y b_y)) (y, z, x order)."""
     return fma(a[0], b[0], fma(a[2], b[2], a[1] * b[1]))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def fsquared_norm(a):
     """|a|^2 in the y, z, x order of Eigen's fixed-size squaredNorm (plus an exact +0 that only
     turns -0 into +0, which cannot occur for a sum of squares)."""
     return fdot_yzx(a, a)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def fcross(a, b):
     """a x b, each component ``fma(first product, -(second product))``."""
     return (fma(a[1], b[2], -(a[2] * b[1])),
@@ -65,13 +68,13 @@ def fcross(a, b):
             fma(a[0], b[1], -(a[1] * b[0])))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def plain_dot(a, b):
     """a . b with separate roundings, ((a_x b_x + a_y b_y) + a_z b_z) (no fusion)."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_frame_coordinates(e, r, w):
     """Coordinates (s, h) of w in the frame of rows e, r (e = a triangle edge, r = e x normal):
     the least-squares solution of [e; r]^T (s, h) = w, i.e. (B B^T) (s, h) = B w with B = [e; r],

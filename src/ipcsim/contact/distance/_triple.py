@@ -12,12 +12,11 @@ v = eb1 - eb0.  Undefined (division by zero) when u and v are parallel (N = 0).
 """
 from __future__ import annotations
 
-from numba import njit
-
+from ...jit import generic_njit
 from ._vec import add_block_skew, add_cross_squarednorm_hessian_blocks, cross, dot, set_block_outer, squared_norm
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def triple_value(w, u, v):
     """s^2 / N [m^2]."""
     n = cross(u, v)
@@ -25,7 +24,7 @@ def triple_value(w, u, v):
     return s * s / squared_norm(n)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def triple_reduced_gradient(w, u, v):
     """(f, grad_w f, grad_u f, grad_v f): f [m^2] and three tuples [m]."""
     n = cross(u, v)
@@ -43,7 +42,7 @@ def triple_reduced_gradient(w, u, v):
     return s * s / N, g_w, g_u, g_v
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def triple_reduced_hessian_blocks(w, u, v, h, bw, bu, bv):
     """Overwrite the (bw, bu, bv)^2 blocks of h with Hess f in the reduced coordinates (w, u, v)."""
     n = cross(u, v)

@@ -8,29 +8,30 @@ rows/columns ``3*b .. 3*b+2`` of the caller's (3k,) gradient or (3k, 3k) Hessian
 """
 from __future__ import annotations
 
-from numba import njit
+from ...jit import generic_njit
+
 
 
 # ---------------------------------------------------------------- 3-vector algebra (tuples)
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def sub(a, b):
     """a - b as a tuple."""
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def dot(a, b):
     """a . b"""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def cross(a, b):
     """a x b as a tuple."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def squared_norm(a):
     """|a|^2"""
     return a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
@@ -39,32 +40,32 @@ def squared_norm(a):
 # ---------------------------------------------------------------- argument checks / conversion
 # (bitwise & instead of short-circuit `and`: numba keeps array arguments alive across the extra
 # branches of `and`, which cost ~100 ns per call in hot loops)
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def check_vertex(a):
     """True if ``a`` is a 1D array of length 3."""
     return (a.ndim == 1) & (a.shape[0] == 3)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def check_vector_out(out, n):
     """True if ``out`` is a 1D array of length n."""
     return (out.ndim == 1) & (out.shape[0] == n)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def check_matrix_out(out, n):
     """True if ``out`` is an (n, n) array."""
     return (out.ndim == 2) & (out.shape[0] == n) & (out.shape[-1] == n)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def vec3(a):
     """The first three entries of array ``a`` as a float tuple."""
     return (float(a[0]), float(a[1]), float(a[2]))
 
 
 # ---------------------------------------------------------------- block writes
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def set_block_vec(g, b, c, v):
     """g[3b:3b+3] = c * v"""
     g[3 * b] = c * v[0]
@@ -72,7 +73,7 @@ def set_block_vec(g, b, c, v):
     g[3 * b + 2] = c * v[2]
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def add_block_vec(g, b, c, v):
     """g[3b:3b+3] += c * v"""
     g[3 * b] += c * v[0]
@@ -80,7 +81,7 @@ def add_block_vec(g, b, c, v):
     g[3 * b + 2] += c * v[2]
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def set_block_outer(h, bi, bj, c, x, y):
     """Block (bi, bj) of h = c * x y^T."""
     for a in range(3):
@@ -89,7 +90,7 @@ def set_block_outer(h, bi, bj, c, x, y):
             h[3 * bi + a, 3 * bj + b] = ca * y[b]
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def add_block_outer(h, bi, bj, c, x, y):
     """Block (bi, bj) of h += c * x y^T."""
     for a in range(3):
@@ -98,14 +99,14 @@ def add_block_outer(h, bi, bj, c, x, y):
             h[3 * bi + a, 3 * bj + b] += ca * y[b]
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def add_block_identity(h, bi, bj, c):
     """Block (bi, bj) of h += c * I."""
     for a in range(3):
         h[3 * bi + a, 3 * bj + a] += c
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def add_block_skew(h, bi, bj, c, a):
     """Block (bi, bj) of h += c [a]x and block (bj, bi) += c [a]x^T = -c [a]x.
 
@@ -127,7 +128,7 @@ def add_block_skew(h, bi, bj, c, a):
     h[j + 1, i + 2] += c * a[0]
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def add_cross_squarednorm_hessian_blocks(h, bu, bv, c, u, v):
     """Add c * Hess(|u x v|^2) to the (u, v) blocks of h (bu != bv), u and v free 3-vectors.
 
@@ -150,7 +151,7 @@ def add_cross_squarednorm_hessian_blocks(h, bu, bv, c, u, v):
 
 
 # ---------------------------------------------------------------- linear maps on blocks
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def hess_row_axpy(h, dst, src, c, cols):
     """Row block dst of h += c * row block src, over the column blocks in ``cols``."""
     for k in range(len(cols)):
@@ -160,7 +161,7 @@ def hess_row_axpy(h, dst, src, c, cols):
                 h[3 * dst + a, j + b] += c * h[3 * src + a, j + b]
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def hess_col_axpy(h, dst, src, c, rows):
     """Column block dst of h += c * column block src, over the row blocks in ``rows``."""
     for k in range(len(rows)):
@@ -170,7 +171,7 @@ def hess_col_axpy(h, dst, src, c, rows):
                 h[i + a, 3 * dst + b] += c * h[i + a, 3 * src + b]
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def grad_fill_reference(g, ref, others):
     """Translation invariance: g[ref] = -sum of g[others] (block-wise)."""
     for a in range(3):
@@ -180,7 +181,7 @@ def grad_fill_reference(g, ref, others):
         g[3 * ref + a] = -s
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def hess_fill_reference(h, ref, others):
     """Translation invariance: fill row/column block ``ref`` of a symmetric Hessian whose
     (others x others) blocks are set, so that each row/column block sums to zero."""
@@ -202,7 +203,7 @@ def hess_fill_reference(h, ref, others):
             h[r + a, r + b] = -s
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def zero_blocks(h, blocks):
     """Zero the (blocks x blocks) 3x3 blocks of h."""
     for k in range(len(blocks)):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ...jit import generic_njit
 from ._vec import check_matrix_out, check_vector_out, check_vertex, squared_norm, sub, vec3
 from .line_line import _ll_gradient_blocks, _ll_hessian_blocks, _ll_value
 from .point_line import _pl_gradient_blocks, _pl_hessian_blocks, _pl_value
@@ -23,7 +24,7 @@ _BAD_VERTEX = "edge_edge_distance_squared: ea0, ea1, eb0, eb1 must be float arra
 
 
 # ------------------------------------------------------------------ kernels on 3-tuples
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _resolve(ea0, ea1, eb0, eb1, dtype):
     if dtype == EE_AUTO:
         return edge_edge_type(ea0, ea1, eb0, eb1)
@@ -32,7 +33,7 @@ def _resolve(ea0, ea1, eb0, eb1, dtype):
     return dtype
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def ee_value(ea0, ea1, eb0, eb1, dtype):
     """``edge_edge_distance_squared`` on 3-tuples."""
     dtype = _resolve(ea0, ea1, eb0, eb1, dtype)
@@ -80,7 +81,7 @@ def ee_gradient(ea0, ea1, eb0, eb1, dtype, out):
         return _ll_gradient_blocks(ea0, ea1, eb0, eb1, out, 0, 1, 2, 3)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def ee_hessian(ea0, ea1, eb0, eb1, dtype, out):
     """``edge_edge_distance_squared_hessian_into`` on 3-tuples (out unchecked)."""
     dtype = _resolve(ea0, ea1, eb0, eb1, dtype)
@@ -106,7 +107,7 @@ def ee_hessian(ea0, ea1, eb0, eb1, dtype, out):
 
 
 # ------------------------------------------------------------------ public API
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_distance_squared(ea0, ea1, eb0, eb1, dtype):
     """Squared distance [m^2] between segments a = (ea0, ea1), b = (eb0, eb1) for type dtype;
     (3,) float64 [m]."""
@@ -115,7 +116,7 @@ def edge_edge_distance_squared(ea0, ea1, eb0, eb1, dtype):
     return ee_value(vec3(ea0), vec3(ea1), vec3(eb0), vec3(eb1), dtype)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_distance_squared_gradient_into(ea0, ea1, eb0, eb1, dtype, out):
     """Write d(d2)/d(ea0, ea1, eb0, eb1) [m] into out, a (12,) float64 array (zeroed here first).
     Returns d2 [m^2] as a by-product."""
@@ -126,7 +127,7 @@ def edge_edge_distance_squared_gradient_into(ea0, ea1, eb0, eb1, dtype, out):
     return ee_gradient(vec3(ea0), vec3(ea1), vec3(eb0), vec3(eb1), dtype, out)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_distance_squared_gradient(ea0, ea1, eb0, eb1, dtype):
     """d(d2)/d(ea0, ea1, eb0, eb1): (12,) float64 [m]."""
     out = np.empty(12)
@@ -134,7 +135,7 @@ def edge_edge_distance_squared_gradient(ea0, ea1, eb0, eb1, dtype):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_distance_squared_hessian_into(ea0, ea1, eb0, eb1, dtype, out):
     """Write the Hessian of d2 w.r.t. (ea0, ea1, eb0, eb1) [1] into out, (12, 12) float64
     (zeroed here first)."""
@@ -145,7 +146,7 @@ def edge_edge_distance_squared_hessian_into(ea0, ea1, eb0, eb1, dtype, out):
     ee_hessian(vec3(ea0), vec3(ea1), vec3(eb0), vec3(eb1), dtype, out)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_distance_squared_hessian(ea0, ea1, eb0, eb1, dtype):
     """Hessian of d2 w.r.t. (ea0, ea1, eb0, eb1): (12, 12) float64 [1]."""
     out = np.empty((12, 12))

@@ -14,8 +14,8 @@ overwrite every entry of ``out``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ...jit import generic_njit
 from ._vec import (add_block_outer, add_cross_squarednorm_hessian_blocks, check_matrix_out, check_vector_out,
                    check_vertex, cross, hess_col_axpy, hess_row_axpy, set_block_vec, squared_norm, sub, vec3)
 
@@ -23,13 +23,13 @@ from ._vec import (add_block_outer, add_cross_squarednorm_hessian_blocks, check_
 MOLLIFIER_THRESHOLD_SCALE = 1e-3
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _check4(a, b, c, d):
     return check_vertex(a) & check_vertex(b) & check_vertex(c) & check_vertex(d)
 
 
 # ------------------------------------------------------------------ scalar mollifier m(c)
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def mollifier(c, eps_x):
     """m(c) [1] for c = |ea x eb|^2 [m^4] and threshold eps_x [m^4]."""
     if c < eps_x:
@@ -38,7 +38,7 @@ def mollifier(c, eps_x):
     return 1.0
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def mollifier_first_derivative(c, eps_x):
     """dm/dc [1/m^4]."""
     if c < eps_x:
@@ -46,7 +46,7 @@ def mollifier_first_derivative(c, eps_x):
     return 0.0
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def mollifier_second_derivative(c, eps_x):
     """d2m/dc2 [1/m^8]."""
     if c < eps_x:
@@ -55,7 +55,7 @@ def mollifier_second_derivative(c, eps_x):
 
 
 # ------------------------------------------------------------------ threshold
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_mollifier_threshold(ea0_rest, ea1_rest, eb0_rest, eb1_rest):
     """eps_x = 1e-3 |ea1_rest - ea0_rest|^2 |eb1_rest - eb0_rest|^2 [m^4]; rest positions (3,) [m]."""
     if not _check4(ea0_rest, ea1_rest, eb0_rest, eb1_rest):
@@ -66,7 +66,7 @@ def edge_edge_mollifier_threshold(ea0_rest, ea1_rest, eb0_rest, eb1_rest):
 
 
 # ------------------------------------------------------------------ c(x) = |ea x eb|^2
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _cross_reduced_gradient(ea0, ea1, eb0, eb1):
     """(c, dc/du, dc/dv) with u = ea1 - ea0, v = eb1 - eb0."""
     u = sub(ea1, ea0)
@@ -77,7 +77,7 @@ def _cross_reduced_gradient(ea0, ea1, eb0, eb1):
     return squared_norm(n), (2.0 * a[0], 2.0 * a[1], 2.0 * a[2]), (2.0 * b[0], 2.0 * b[1], 2.0 * b[2])
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _write_gradient(out, c, g_u, g_v):
     """out = c * (-g_u, g_u, -g_v, g_v)."""
     set_block_vec(out, 0, -c, g_u)
@@ -86,7 +86,7 @@ def _write_gradient(out, c, g_u, g_v):
     set_block_vec(out, 3, c, g_v)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _expand_reduced_hessian(out):
     """Blocks (1, 3) hold the Hessian in (u, v); fill the rest: d/dea0 = -d/du, d/deb0 = -d/dv."""
     hess_row_axpy(out, 0, 1, -1.0, (1, 3))
@@ -95,7 +95,7 @@ def _expand_reduced_hessian(out):
     hess_col_axpy(out, 2, 3, -1.0, (0, 1, 2, 3))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_cross_squarednorm(ea0, ea1, eb0, eb1):
     """c = |(ea1 - ea0) x (eb1 - eb0)|^2 [m^4]; vertices (3,) float64 [m]."""
     if not _check4(ea0, ea1, eb0, eb1):
@@ -103,7 +103,7 @@ def edge_edge_cross_squarednorm(ea0, ea1, eb0, eb1):
     return squared_norm(cross(sub(vec3(ea1), vec3(ea0)), sub(vec3(eb1), vec3(eb0))))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_cross_squarednorm_gradient_into(ea0, ea1, eb0, eb1, out):
     """Write dc/d(ea0, ea1, eb0, eb1) [m^3] into out, (12,) float64; returns c [m^4]."""
     if not _check4(ea0, ea1, eb0, eb1):
@@ -115,7 +115,7 @@ def edge_edge_cross_squarednorm_gradient_into(ea0, ea1, eb0, eb1, out):
     return c
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_cross_squarednorm_gradient(ea0, ea1, eb0, eb1):
     """dc/d(ea0, ea1, eb0, eb1): (12,) float64 [m^3]."""
     out = np.empty(12)
@@ -123,7 +123,7 @@ def edge_edge_cross_squarednorm_gradient(ea0, ea1, eb0, eb1):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_cross_squarednorm_hessian_into(ea0, ea1, eb0, eb1, out):
     """Write the Hessian of c [m^2] into out, (12, 12) float64."""
     if not _check4(ea0, ea1, eb0, eb1):
@@ -135,7 +135,7 @@ def edge_edge_cross_squarednorm_hessian_into(ea0, ea1, eb0, eb1, out):
     _expand_reduced_hessian(out)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_cross_squarednorm_hessian(ea0, ea1, eb0, eb1):
     """Hessian of c w.r.t. (ea0, ea1, eb0, eb1): (12, 12) float64 [m^2]."""
     out = np.empty((12, 12))
@@ -144,13 +144,13 @@ def edge_edge_cross_squarednorm_hessian(ea0, ea1, eb0, eb1):
 
 
 # ------------------------------------------------------------------ m(c(x))
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_mollifier(ea0, ea1, eb0, eb1, eps_x):
     """m(c(x)) [1] for current vertices (3,) float64 [m] and threshold eps_x [m^4]."""
     return mollifier(edge_edge_cross_squarednorm(ea0, ea1, eb0, eb1), eps_x)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_mollifier_gradient_into(ea0, ea1, eb0, eb1, eps_x, out):
     """Write d m(c(x)) / d(ea0, ea1, eb0, eb1) [1/m] into out, (12,) float64 (zero when c >= eps_x);
     returns m(c(x)) [1]."""
@@ -163,7 +163,7 @@ def edge_edge_mollifier_gradient_into(ea0, ea1, eb0, eb1, eps_x, out):
     return mollifier(c, eps_x)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_mollifier_gradient(ea0, ea1, eb0, eb1, eps_x):
     """d m(c(x)) / d(ea0, ea1, eb0, eb1): (12,) float64 [1/m]."""
     out = np.empty(12)
@@ -171,7 +171,7 @@ def edge_edge_mollifier_gradient(ea0, ea1, eb0, eb1, eps_x):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_mollifier_hessian_into(ea0, ea1, eb0, eb1, eps_x, out):
     """Write the Hessian of m(c(x)) [1/m^2] into out, (12, 12) float64 (zero when c >= eps_x):
     m''(c) dc dc^T + m'(c) Hess(c)."""
@@ -193,7 +193,7 @@ def edge_edge_mollifier_hessian_into(ea0, ea1, eb0, eb1, eps_x, out):
     _expand_reduced_hessian(out)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_mollifier_hessian(ea0, ea1, eb0, eb1, eps_x):
     """Hessian of m(c(x)) w.r.t. (ea0, ea1, eb0, eb1): (12, 12) float64 [1/m^2]."""
     out = np.empty((12, 12))

@@ -9,20 +9,20 @@ Hessian (12, 12) [1]. Undefined (division by zero) for parallel lines (n = 0).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ...jit import generic_njit
 from ._triple import triple_reduced_gradient, triple_reduced_hessian_blocks, triple_value
 from ._vec import (check_matrix_out, check_vector_out, check_vertex, grad_fill_reference, hess_col_axpy,
                    hess_fill_reference, hess_row_axpy, set_block_vec, sub, vec3)
 
 
 # ------------------------------------------------------------------ block kernels (private)
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _ll_value(ea0, ea1, eb0, eb1):
     return triple_value(sub(eb0, ea0), sub(ea1, ea0), sub(eb1, eb0))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _ll_gradient_blocks(ea0, ea1, eb0, eb1, g, ba0, ba1, bb0, bb1):
     """Return d2 and write grad d2 into blocks ba0, ba1, bb0, bb1 of g."""
     d2, g_w, g_u, g_v = triple_reduced_gradient(sub(eb0, ea0), sub(ea1, ea0), sub(eb1, eb0))
@@ -33,7 +33,7 @@ def _ll_gradient_blocks(ea0, ea1, eb0, eb1, g, ba0, ba1, bb0, bb1):
     return d2
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _ll_hessian_blocks(ea0, ea1, eb0, eb1, h, ba0, ba1, bb0, bb1):
     """Write Hess d2 into the (ba0, ba1, bb0, bb1)^2 blocks of h."""
     triple_reduced_hessian_blocks(sub(eb0, ea0), sub(ea1, ea0), sub(eb1, eb0), h, bb0, ba1, bb1)
@@ -43,13 +43,13 @@ def _ll_hessian_blocks(ea0, ea1, eb0, eb1, h, ba0, ba1, bb0, bb1):
     hess_fill_reference(h, ba0, blocks)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _check4(a, b, c, d):
     return check_vertex(a) & check_vertex(b) & check_vertex(c) & check_vertex(d)
 
 
 # ------------------------------------------------------------------ public API
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def line_line_distance_squared(ea0, ea1, eb0, eb1):
     """Squared distance [m^2] between line (ea0, ea1) and line (eb0, eb1); all (3,) float64 [m]."""
     if not _check4(ea0, ea1, eb0, eb1):
@@ -57,7 +57,7 @@ def line_line_distance_squared(ea0, ea1, eb0, eb1):
     return _ll_value(vec3(ea0), vec3(ea1), vec3(eb0), vec3(eb1))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def line_line_distance_squared_gradient_into(ea0, ea1, eb0, eb1, out):
     """Write d(d2)/d(ea0, ea1, eb0, eb1) [m] into out, a (12,) float64 array (every entry overwritten).
     Returns d2 [m^2] as a by-product."""
@@ -68,7 +68,7 @@ def line_line_distance_squared_gradient_into(ea0, ea1, eb0, eb1, out):
     return _ll_gradient_blocks(vec3(ea0), vec3(ea1), vec3(eb0), vec3(eb1), out, 0, 1, 2, 3)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def line_line_distance_squared_gradient(ea0, ea1, eb0, eb1):
     """d(d2)/d(ea0, ea1, eb0, eb1): (12,) float64 [m]."""
     out = np.empty(12)
@@ -76,7 +76,7 @@ def line_line_distance_squared_gradient(ea0, ea1, eb0, eb1):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def line_line_distance_squared_hessian_into(ea0, ea1, eb0, eb1, out):
     """Write the Hessian of d2 [1] into out, a (12, 12) float64 array (every entry overwritten)."""
     if not _check4(ea0, ea1, eb0, eb1):
@@ -86,7 +86,7 @@ def line_line_distance_squared_hessian_into(ea0, ea1, eb0, eb1, out):
     _ll_hessian_blocks(vec3(ea0), vec3(ea1), vec3(eb0), vec3(eb1), out, 0, 1, 2, 3)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def line_line_distance_squared_hessian(ea0, ea1, eb0, eb1):
     """Hessian of d2 w.r.t. (ea0, ea1, eb0, eb1): (12, 12) float64 [1]."""
     out = np.empty((12, 12))

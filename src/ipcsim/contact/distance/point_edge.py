@@ -9,8 +9,8 @@ does not involve are zero. The ``_into`` variants zero ``out`` first.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ...jit import generic_njit
 from ._vec import check_matrix_out, check_vector_out, check_vertex, squared_norm, sub, vec3
 from .point_line import _pl_gradient_blocks, _pl_hessian_blocks, _pl_value
 from .point_point import _pp_gradient_blocks, _pp_hessian_blocks
@@ -20,7 +20,7 @@ _BAD_VERTEX = "point_edge_distance_squared: p, e0, e1 must be float arrays of sh
 
 
 # ------------------------------------------------------------------ kernels on 3-tuples
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _resolve(p, e0, e1, dtype):
     if dtype == PE_AUTO:
         return point_edge_type(p, e0, e1)
@@ -29,7 +29,7 @@ def _resolve(p, e0, e1, dtype):
     return dtype
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def pe_value(p, e0, e1, dtype):
     """``point_edge_distance_squared`` on 3-tuples."""
     dtype = _resolve(p, e0, e1, dtype)
@@ -40,7 +40,7 @@ def pe_value(p, e0, e1, dtype):
     return _pl_value(p, e0, e1)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def pe_gradient(p, e0, e1, dtype, out):
     """``point_edge_distance_squared_gradient_into`` on 3-tuples (out unchecked)."""
     dtype = _resolve(p, e0, e1, dtype)
@@ -53,7 +53,7 @@ def pe_gradient(p, e0, e1, dtype, out):
         return _pl_gradient_blocks(p, e0, e1, out, 0, 1, 2)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def pe_hessian(p, e0, e1, dtype, out):
     """``point_edge_distance_squared_hessian_into`` on 3-tuples (out unchecked)."""
     dtype = _resolve(p, e0, e1, dtype)
@@ -67,7 +67,7 @@ def pe_hessian(p, e0, e1, dtype, out):
 
 
 # ------------------------------------------------------------------ public API
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_edge_distance_squared(p, e0, e1, dtype):
     """Squared distance [m^2] of point p to segment (e0, e1) for distance type dtype; (3,) float64 [m]."""
     if not (check_vertex(p) & check_vertex(e0) & check_vertex(e1)):
@@ -75,7 +75,7 @@ def point_edge_distance_squared(p, e0, e1, dtype):
     return pe_value(vec3(p), vec3(e0), vec3(e1), dtype)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_edge_distance_squared_gradient_into(p, e0, e1, dtype, out):
     """Write d(d2)/d(p, e0, e1) [m] into out, a (9,) float64 array (zeroed here first).
     Returns d2 [m^2] as a by-product."""
@@ -86,7 +86,7 @@ def point_edge_distance_squared_gradient_into(p, e0, e1, dtype, out):
     return pe_gradient(vec3(p), vec3(e0), vec3(e1), dtype, out)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_edge_distance_squared_gradient(p, e0, e1, dtype):
     """d(d2)/d(p, e0, e1): (9,) float64 [m]."""
     out = np.empty(9)
@@ -94,7 +94,7 @@ def point_edge_distance_squared_gradient(p, e0, e1, dtype):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_edge_distance_squared_hessian_into(p, e0, e1, dtype, out):
     """Write the Hessian of d2 w.r.t. (p, e0, e1) [1] into out, (9, 9) float64 (zeroed here first)."""
     if not (check_vertex(p) & check_vertex(e0) & check_vertex(e1)):
@@ -104,7 +104,7 @@ def point_edge_distance_squared_hessian_into(p, e0, e1, dtype, out):
     pe_hessian(vec3(p), vec3(e0), vec3(e1), dtype, out)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_edge_distance_squared_hessian(p, e0, e1, dtype):
     """Hessian of d2 w.r.t. (p, e0, e1): (9, 9) float64 [1]."""
     out = np.empty((9, 9))

@@ -13,21 +13,21 @@ zero) for a degenerate line e0 == e1.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ...jit import generic_njit
 from ._vec import (add_block_identity, add_block_outer, add_cross_squarednorm_hessian_blocks, check_matrix_out,
                    check_vector_out, check_vertex, cross, grad_fill_reference, hess_fill_reference,
                    set_block_vec, squared_norm, sub, zero_blocks, vec3)
 
 
 # ------------------------------------------------------------------ block kernels (private)
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _pl_value(p, e0, e1):
     e = sub(e1, e0)
     return squared_norm(cross(sub(p, e0), e)) / squared_norm(e)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _pl_reduced_gradient(r, e):
     """(N, L, grad_r d2, grad_e d2) in the reduced coordinates (r, e)."""
     n = cross(r, e)
@@ -42,7 +42,7 @@ def _pl_reduced_gradient(r, e):
     return N, L, g_r, g_e
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _pl_gradient_blocks(p, e0, e1, g, bp, be0, be1):
     """Return d2 and write grad d2 into blocks bp, be0, be1 of g."""
     r = sub(p, e0)
@@ -54,7 +54,7 @@ def _pl_gradient_blocks(p, e0, e1, g, bp, be0, be1):
     return N / L
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _pl_hessian_blocks(p, e0, e1, h, bp, be0, be1):
     """Write Hess d2 into the (bp, be0, be1)^2 blocks of h."""
     r = sub(p, e0)
@@ -73,7 +73,7 @@ def _pl_hessian_blocks(p, e0, e1, h, bp, be0, be1):
 
 
 # ------------------------------------------------------------------ public API
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_line_distance_squared(p, e0, e1):
     """Squared distance [m^2] from p to the line through e0, e1; all (3,) float64 [m]."""
     if not (check_vertex(p) & check_vertex(e0) & check_vertex(e1)):
@@ -81,7 +81,7 @@ def point_line_distance_squared(p, e0, e1):
     return _pl_value(vec3(p), vec3(e0), vec3(e1))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_line_distance_squared_gradient_into(p, e0, e1, out):
     """Write d(d2)/d(p, e0, e1) [m] into out, a (9,) float64 array (every entry overwritten).
     Returns d2 [m^2] as a by-product."""
@@ -92,7 +92,7 @@ def point_line_distance_squared_gradient_into(p, e0, e1, out):
     return _pl_gradient_blocks(vec3(p), vec3(e0), vec3(e1), out, 0, 1, 2)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_line_distance_squared_gradient(p, e0, e1):
     """d(d2)/d(p, e0, e1): (9,) float64 [m]."""
     out = np.empty(9)
@@ -100,7 +100,7 @@ def point_line_distance_squared_gradient(p, e0, e1):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_line_distance_squared_hessian_into(p, e0, e1, out):
     """Write the Hessian of d2 w.r.t. (p, e0, e1) [1] into out, (9, 9) float64 (every entry overwritten)."""
     if not (check_vertex(p) & check_vertex(e0) & check_vertex(e1)):
@@ -110,7 +110,7 @@ def point_line_distance_squared_hessian_into(p, e0, e1, out):
     _pl_hessian_blocks(vec3(p), vec3(e0), vec3(e1), out, 0, 1, 2)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_line_distance_squared_hessian(p, e0, e1):
     """Hessian of d2 w.r.t. (p, e0, e1): (9, 9) float64 [1]."""
     out = np.empty((9, 9))

@@ -7,13 +7,13 @@ d = sqrt(d2) is not differentiable at p0 == p1; d2 is smooth everywhere.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ...jit import generic_njit
 from ._vec import check_matrix_out, check_vector_out, check_vertex, set_block_vec, squared_norm, sub, vec3
 
 
 # ------------------------------------------------------------------ block kernels (private)
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _pp_gradient_blocks(p0, p1, g, b0, b1):
     """Return d2 and write grad d2 into blocks b0, b1 of g."""
     r = sub(p0, p1)
@@ -22,7 +22,7 @@ def _pp_gradient_blocks(p0, p1, g, b0, b1):
     return squared_norm(r)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _pp_hessian_blocks(h, b0, b1):
     """Write Hess d2 into the (b0, b1) x (b0, b1) blocks of h (other entries of them zeroed)."""
     for i in range(3):
@@ -35,7 +35,7 @@ def _pp_hessian_blocks(h, b0, b1):
 
 
 # ------------------------------------------------------------------ public API
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_point_distance_squared(p0, p1):
     """|p0 - p1|^2 [m^2]; p0, p1: (3,) float64 [m]."""
     if not (check_vertex(p0) & check_vertex(p1)):
@@ -43,7 +43,7 @@ def point_point_distance_squared(p0, p1):
     return squared_norm(sub(vec3(p0), vec3(p1)))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_point_distance_squared_gradient_into(p0, p1, out):
     """Write d(d2)/d(p0, p1) [m] into out, a (6,) float64 array (every entry overwritten).
     Returns d2 [m^2] as a by-product."""
@@ -54,7 +54,7 @@ def point_point_distance_squared_gradient_into(p0, p1, out):
     return _pp_gradient_blocks(vec3(p0), vec3(p1), out, 0, 1)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_point_distance_squared_gradient(p0, p1):
     """d(d2)/d(p0, p1): (6,) float64 [m]."""
     out = np.empty(6)
@@ -62,7 +62,7 @@ def point_point_distance_squared_gradient(p0, p1):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_point_distance_squared_hessian_into(p0, p1, out):
     """Write the Hessian of d2 [1] into out, a (6, 6) float64 array (every entry overwritten)."""
     if not (check_vertex(p0) & check_vertex(p1)):
@@ -72,7 +72,7 @@ def point_point_distance_squared_hessian_into(p0, p1, out):
     _pp_hessian_blocks(out, 0, 1)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_point_distance_squared_hessian(p0, p1):
     """Hessian of d2 w.r.t. (p0, p1): (6, 6) float64 [1]."""
     out = np.empty((6, 6))

@@ -10,8 +10,8 @@ type does not involve are zero. The ``_into`` variants zero ``out`` first.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ...jit import generic_njit
 from ._vec import check_matrix_out, check_vector_out, check_vertex, squared_norm, sub, vec3
 from .point_line import _pl_gradient_blocks, _pl_hessian_blocks, _pl_value
 from .point_plane import _ppl_gradient_blocks, _ppl_hessian_blocks, _ppl_value
@@ -22,7 +22,7 @@ _BAD_VERTEX = "point_triangle_distance_squared: p, t0, t1, t2 must be float arra
 
 
 # ------------------------------------------------------------------ kernels on 3-tuples
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _resolve(p, t0, t1, t2, dtype):
     if dtype == PT_AUTO:
         return point_triangle_type(p, t0, t1, t2)
@@ -31,7 +31,7 @@ def _resolve(p, t0, t1, t2, dtype):
     return dtype
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def pt_value(p, t0, t1, t2, dtype):
     """``point_triangle_distance_squared`` on 3-tuples."""
     dtype = _resolve(p, t0, t1, t2, dtype)
@@ -50,7 +50,7 @@ def pt_value(p, t0, t1, t2, dtype):
     return _ppl_value(p, t0, t1, t2)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def pt_gradient(p, t0, t1, t2, dtype, out):
     """``point_triangle_distance_squared_gradient_into`` on 3-tuples (out unchecked)."""
     dtype = _resolve(p, t0, t1, t2, dtype)
@@ -71,7 +71,7 @@ def pt_gradient(p, t0, t1, t2, dtype, out):
         return _ppl_gradient_blocks(p, t0, t1, t2, out, 0, 1, 2, 3)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def pt_hessian(p, t0, t1, t2, dtype, out):
     """``point_triangle_distance_squared_hessian_into`` on 3-tuples (out unchecked)."""
     dtype = _resolve(p, t0, t1, t2, dtype)
@@ -93,7 +93,7 @@ def pt_hessian(p, t0, t1, t2, dtype, out):
 
 
 # ------------------------------------------------------------------ public API
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_triangle_distance_squared(p, t0, t1, t2, dtype):
     """Squared distance [m^2] of point p to triangle (t0, t1, t2) for type dtype; (3,) float64 [m]."""
     if not (check_vertex(p) & check_vertex(t0) & check_vertex(t1) & check_vertex(t2)):
@@ -101,7 +101,7 @@ def point_triangle_distance_squared(p, t0, t1, t2, dtype):
     return pt_value(vec3(p), vec3(t0), vec3(t1), vec3(t2), dtype)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_triangle_distance_squared_gradient_into(p, t0, t1, t2, dtype, out):
     """Write d(d2)/d(p, t0, t1, t2) [m] into out, a (12,) float64 array (zeroed here first).
     Returns d2 [m^2] as a by-product."""
@@ -112,7 +112,7 @@ def point_triangle_distance_squared_gradient_into(p, t0, t1, t2, dtype, out):
     return pt_gradient(vec3(p), vec3(t0), vec3(t1), vec3(t2), dtype, out)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_triangle_distance_squared_gradient(p, t0, t1, t2, dtype):
     """d(d2)/d(p, t0, t1, t2): (12,) float64 [m]."""
     out = np.empty(12)
@@ -120,7 +120,7 @@ def point_triangle_distance_squared_gradient(p, t0, t1, t2, dtype):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_triangle_distance_squared_hessian_into(p, t0, t1, t2, dtype, out):
     """Write the Hessian of d2 w.r.t. (p, t0, t1, t2) [1] into out, (12, 12) float64 (zeroed here first)."""
     if not (check_vertex(p) & check_vertex(t0) & check_vertex(t1) & check_vertex(t2)):
@@ -130,7 +130,7 @@ def point_triangle_distance_squared_hessian_into(p, t0, t1, t2, dtype, out):
     pt_hessian(vec3(p), vec3(t0), vec3(t1), vec3(t2), dtype, out)
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_triangle_distance_squared_hessian(p, t0, t1, t2, dtype):
     """Hessian of d2 w.r.t. (p, t0, t1, t2): (12, 12) float64 [1]."""
     out = np.empty((12, 12))

@@ -19,8 +19,7 @@ same comparisons on bit-identical numbers.
 """
 from __future__ import annotations
 
-from numba import njit
-
+from ...jit import generic_njit
 from ._fused import edge_frame_coordinates, fcross, fdot, fdot_yxz, fma, fsquared_norm, plain_dot
 from ._vec import check_vertex, sub, vec3
 
@@ -54,7 +53,7 @@ EE_AUTO = 9
 #: sin^2(angle) < 2.5e-16 (the relative rule of ipc-toolkit, checked against ipctk 1.6.1).
 EE_PARALLEL_THRESHOLD = 2.5e-16
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_edge_distance_type(p, e0, e1):
     """Closest feature of segment (e0, e1) [m] to point p [m]: PE_P_E0, PE_P_E1 or PE_P_E.
 
@@ -65,7 +64,7 @@ def point_edge_distance_type(p, e0, e1):
     return point_edge_type(vec3(p), vec3(e0), vec3(e1))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_edge_type(p, e0, e1):
     """``point_edge_distance_type`` on 3-tuples (no checks; for njit callers).
 
@@ -83,7 +82,7 @@ def point_edge_type(p, e0, e1):
     return PE_P_E
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_triangle_distance_type(p, t0, t1, t2):
     """Voronoi region of triangle (t0, t1, t2) [m] containing point p [m]: one of P_T0, P_T1,
     P_T2, P_E0, P_E1, P_E2, P_T (the region of the closest point on the triangle).
@@ -99,13 +98,13 @@ def point_triangle_distance_type(p, t0, t1, t2):
     return point_triangle_type(vec3(p), vec3(t0), vec3(t1), vec3(t2))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _edge_frame(p, o, e, normal):
     """(s, h) of p - o in the frame (e, e x normal); see ``_fused.edge_frame_coordinates``."""
     return edge_frame_coordinates(e, fcross(e, normal), sub(p, o))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def point_triangle_type(p, t0, t1, t2):
     """``point_triangle_distance_type`` on 3-tuples (no checks; for njit callers)."""
     normal = fcross(sub(t1, t0), sub(t2, t0))
@@ -127,7 +126,7 @@ def point_triangle_type(p, t0, t1, t2):
     return P_T
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_parallel_distance_type(ea0, ea1, eb0, eb1):
     """Distance type of two (nearly) parallel edges [m]: never EA_EB (the lines are degenerate);
     the type is chosen from the projections alpha, beta of eb0, eb1 on the line of edge a."""
@@ -136,7 +135,7 @@ def edge_edge_parallel_distance_type(ea0, ea1, eb0, eb1):
     return edge_edge_parallel_type(vec3(ea0), vec3(ea1), vec3(eb0), vec3(eb1))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_parallel_type(ea0, ea1, eb0, eb1):
     """``edge_edge_parallel_distance_type`` on 3-tuples (no checks)."""
     ea = sub(ea1, ea0)
@@ -158,7 +157,7 @@ def edge_edge_parallel_type(ea0, ea1, eb0, eb1):
     return 6 + eac
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_distance_type(ea0, ea1, eb0, eb1):
     """Closest-feature pair of segments a = (ea0, ea1) and b = (eb0, eb1) [m]: one of EA0_EB0 ..
     EA_EB (see module docstring).
@@ -173,13 +172,13 @@ def edge_edge_distance_type(ea0, ea1, eb0, eb1):
     return edge_edge_type(vec3(ea0), vec3(ea1), vec3(eb0), vec3(eb1))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def _edge_edge_cross_squarednorm(u, v):
     """|u x v|^2 rounded as in the classifier (fused cross product and sum)."""
     return fsquared_norm(fcross(u, v))
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_type(ea0, ea1, eb0, eb1):
     """``edge_edge_distance_type`` on 3-tuples (no checks; for njit callers)."""
     u = sub(ea1, ea0)
@@ -229,7 +228,7 @@ def edge_edge_type(ea0, ea1, eb0, eb1):
     return default_case
 
 
-@njit(cache=True, error_model="numpy")
+@generic_njit(error_model="numpy")
 def edge_edge_is_parallel(ea0, ea1, eb0, eb1):
     """True if |ea x eb|^2 < EE_PARALLEL_THRESHOLD |ea|^2 |eb|^2 (the classifier's rule, rounded
     the same way); 3-tuples or (3,) arrays [m]."""

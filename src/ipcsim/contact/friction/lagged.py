@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
+from ...jit import twin
 from ..barrier import barrier_first_derivative, physical_barrier_scale
 from ..broad_phase.threads import numba_threads, threads_for
 from ..collisions_data import EE, KIND_NAMES, PV, STENCIL_SIZE, VV, Collisions
@@ -41,7 +42,7 @@ def normal_force_magnitude(d2, dhat2, kappa, scale):
     return -kappa * scale * 2.0 * math.sqrt(d2) * barrier_first_derivative(d2, dhat2)
 
 
-@njit(cache=True, parallel=True)
+@twin  # the serial variant under one Numba thread (``threads_for``)
 def _build_frames(kind, vertices, dtype, eps_x, plane_id, x, plane_origins, plane_normals,
                   dhat2, kappa, scale):
     n = kind.shape[0]

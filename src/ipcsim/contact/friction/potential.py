@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
+from ...jit import twin
 from .. import psd
 from ..broad_phase.threads import numba_threads, threads_for
 from ..collisions_data import STENCIL_SIZE
@@ -106,7 +107,7 @@ def friction_inner_hessian(uk0, uk1, s, eps_u, mode):
 
 
 # ----------------------------------------------------------------------------- assembly kernels
-@njit(cache=True, parallel=True)
+@twin  # twins: the serial variants under one Numba thread (``threads_for``), the same bits there
 def _value_kernel(vertices, nv, T, gamma, s, eps_u, u):
     total = 0.0
     for k in prange(vertices.shape[0]):
@@ -115,7 +116,7 @@ def _value_kernel(vertices, nv, T, gamma, s, eps_u, u):
     return total
 
 
-@njit(cache=True, parallel=True)
+@twin
 def _local_gradients(vertices, nv, T, gamma, s, eps_u, u):
     m = vertices.shape[0]
     out = np.zeros((m, 4, 3))
@@ -145,7 +146,7 @@ def _scatter_gradient(vertices, nv, local, n_dof):
     return grad
 
 
-@njit(cache=True, parallel=True)
+@twin
 def _hessian_local(vertices, nv, T, gamma, s, eps_u, u, mode):
     """Local Hessians (m, 12, 12): block (i, j) = gamma_i gamma_j T M T^T, M the 2x2 inner matrix."""
     m = vertices.shape[0]
