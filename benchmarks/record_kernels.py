@@ -1,6 +1,7 @@
 """Record ``src/ipcsim/data/kernels.json``, the manifest of the kernels each demo compiles (see ipcsim.warmup).
 
-    python benchmarks/record_kernels.py [DEMO ...]      # default: every demo; takes minutes per demo
+    python benchmarks/record_kernels.py [DEMO ...]      # default: every demo afresh; named ones are merged into
+                                                        # the existing manifest; takes minutes per demo
 
 Each demo runs in a fresh process on an empty Numba cache (NUMBA_CACHE_DIR in a temporary directory) with the
 up-front compilation switched off, and the kernels it calls from Python are recorded with their argument types
@@ -96,11 +97,15 @@ def record_one(name: str) -> dict:
     return {"kernels": list(kernels.values()), "callees": {c: round(own[c], 2) for c in sorted(shared)}}
 
 
-def record(names, path=MANIFEST) -> None:
-    """Record demos ``names``, each in a fresh process on an empty cache, and write the manifest."""
+def record(names, path=MANIFEST, merge: bool = False) -> None:
+    """Record demos ``names``, each in a fresh process on an empty cache, and write the manifest (``merge``: keep
+    the other demos' entries of the existing manifest)."""
     import numba
 
     scenes, callees = {}, {}
+    if merge and Path(path).exists():
+        old = json.loads(Path(path).read_text())
+        scenes, callees = dict(old["scenes"]), dict(old.get("callees", {}))
     for name in names:
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, NUMBA_CACHE_DIR=cache)
@@ -130,6 +135,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--one"]:
         print(json.dumps(record_one(sys.argv[2])))
     else:
-        from ipcsim.demo import DEMOS
+        from ipcsim.demo import BUILT_DEMOS, DEMOS
 
-        record(sys.argv[1:] or list(DEMOS))
+        # named demos are recorded into the existing manifest; without names every demo is recorded afresh
+        record(sys.argv[1:] or [*DEMOS, *BUILT_DEMOS], merge=bool(sys.argv[1:]))
