@@ -163,6 +163,36 @@ def test_fixed_handles(ipc_dir, shared_data, script, rule):
     assert all(e["velocity"] == [0, 0, 0] and e["angular_velocity"] == [0, 0, 0] for e in entries)
 
 
+@pytest.mark.parametrize("script,rule", [
+    ("hang2", lambda p: p[:, 1] > 0.495), ("stand", lambda p: p[:, 1] < 0.005),
+    ("topbottomfix", lambda p: (p[:, 1] < 0.01) | (p[:, 1] > 0.49)), ("stamp", lambda p: p[:, 0] < 0.1),
+    ("stampBoth", lambda p: (p[:, 0] < 0.1) | (p[:, 0] > 9.9)),
+    ("stampTopLeft", lambda p: (p[:, 0] < 0.1) & (p[:, 1] > 0.495)),
+    ("hangTopLeft", lambda p: (p[:, 0] < 0.1) & (p[:, 1] > 0.495) & ((p[:, 2] > 0.99) | (p[:, 2] < 0.01))),
+    ("corner", lambda p: (p[:, 0] < 0.1) | (p[:, 1] < 0.005) | (p[:, 2] < 0.01)),
+    ("fixRightMost1", lambda p: np.arange(len(p)) == np.flatnonzero(p[:, 0] > 9.99)[0]),
+])
+def test_more_fixed_handle_types(ipc_dir, shared_data, script, rule):
+    p = _points(shared_data, "tetMeshes/bar-186.msh")  # 10 x 0.5 x 1 bar
+    (entry,) = _parse(_write(ipc_dir, f"script {script}\nshapes input 1\n"
+                                      "input/tetMeshes/bar-186.msh 0 0 0 0 0 0 1 1 1\n"))["bodies"][0]["dirichlet"]
+    assert entry["indices"] == np.flatnonzero(rule(p)).tolist() and entry["velocity"] == [0, 0, 0]
+
+
+def test_swing_drop_and_neumann_drag(ipc_dir, shared_data):
+    p = _points(shared_data, "tetMeshes/bar-186.msh")
+    text = "shapes input 1\ninput/tetMeshes/bar-186.msh 0 0 0 0 0 0 1 1 1\n"
+    swing = _parse(_write(ipc_dir, "script swing\n" + text, "swing.txt"))["bodies"][0]
+    assert swing["transform"]["translation"] == pytest.approx([0, 1.3 * 0.5, 0])
+    assert swing["dirichlet"][0]["indices"] == np.flatnonzero(p[:, 0] < 0.5).tolist()
+    drop = _parse(_write(ipc_dir, "script drop\n" + text, "drop.txt"))["bodies"][0]
+    assert drop["initial_velocity"]["linear"] == [0, -1, 0]
+    drag = _parse(_write(ipc_dir, "script NMFixBottomDragLeft\n" + text, "drag.txt"))["bodies"][0]
+    assert drag["dirichlet"][0]["indices"] == np.flatnonzero(p[:, 1] < 0.025).tolist()
+    assert drag["neumann"][0]["indices"] == np.flatnonzero(p[:, 1] > 0.475).tolist()
+    assert drag["neumann"][0]["acceleration"] == [-600, 0, 0]
+
+
 def test_handle_ratio_widens_the_strips(ipc_dir):
     d = _parse(_write(ipc_dir, "script hangLeft\nhandleRatio 0.3\nshapes input 1\n"
                                "input/tetMeshes/rod.msh 0 0 0 0 0 0 1 1 1\n"))

@@ -312,7 +312,7 @@ def test_ipc_selects_boundary_vertices_in_file_coordinates(shared_data, tmp_path
     ("frobnicate 3", "frobnicate: unknown command"),
     ("constraintSolver LCP", "constraintSolver: expected 'interiorPoint|QP|SQP', got 'LCP'"),
     ("timeStepper ADMM", "timeStepper: not supported ('ADMM'"),
-    ("script swing", "script: not supported (IPC's animation script 'swing' has no ipcsim mapping yet"),
+    ("script tear", "script: not supported (IPC's animation script 'tear' has no ipcsim mapping yet"),
     ("script onepoint", "script: not supported (animation script 'onepoint': it starts every vertex at one"),
     ("script wobble", "script: unknown animation script 'wobble' (IPC's types: null, scaleF,"),
     ("script DCOBallHitWall 2 1", "script: expected 'script <type> [<count> <values>...]' with <count> values"),

@@ -202,6 +202,66 @@ def _fix_lower_half(c: _Ctx):
     c.dirichlet(np.flatnonzero(c.V[:, 1] < c.lo[1] + 0.5 * c.rng[1]))
 
 
+def _fixed_by(rule):
+    """A script holding the vertices that rule(ctx) (n,) bool selects (IPC's hang2, stand, corner, ...)."""
+    def handler(c: _Ctx):
+        c.dirichlet(np.flatnonzero(rule(c)))
+    return handler
+
+
+def _near(c: _Ctx, axis: int, side: str, frac: float) -> np.ndarray:
+    """(n,) bool: vertices within frac of V's extent from its min ('lo') or max ('hi') end along axis."""
+    x = c.V[:, axis]
+    return x < c.lo[axis] + frac * c.rng[axis] if side == "lo" else x > c.hi[axis] - frac * c.rng[axis]
+
+
+def _in_strip(c: _Ctx, which: int) -> np.ndarray:
+    out = np.zeros(len(c.V), bool)
+    out[c.strips()[which]] = True
+    return out
+
+
+def _first(mask: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(mask)
+    out[np.flatnonzero(mask)[:1]] = True
+    return out
+
+
+def _swing(c: _Ctx):
+    """Lifted by 1.3 times V's height, the vertices within 5% of the left end held."""
+    c.shift(1.3 * float(c.rng[1]))
+    c.dirichlet(np.flatnonzero(_near(c, 0, "lo", 0.05)))
+
+
+def _drop(c: _Ctx):
+    """Every body starts at (0, -1, 0) m/s."""
+    for i in range(len(c.kinds)):
+        c.plan.velocity[i] = [0.0, -1.0, 0.0]
+
+
+def _nm_drag(force_x: float):
+    """NMFixBottomDrag*: the bottom 5% held, the top 5% loaded by (force_x, 0, 0) m/s^2 (IPC's Neumann value)."""
+    def handler(c: _Ctx):
+        bottom = _near(c, 1, "lo", 0.05)
+        c.dirichlet(np.flatnonzero(bottom))
+        c.neumann(np.flatnonzero(~bottom & _near(c, 1, "hi", 0.05)), (force_x, 0.0, 0.0))
+    return handler
+
+
+_FIXED = {
+    "hang2": lambda c: _near(c, 1, "hi", 0.01),
+    "hangTopLeft": lambda c: _in_strip(c, 0) & _near(c, 1, "hi", 0.01) & (_near(c, 2, "hi", 0.01)
+                                                                           | _near(c, 2, "lo", 0.01)),
+    "stamp": lambda c: _in_strip(c, 0),
+    "stampBoth": lambda c: _in_strip(c, 0) | _in_strip(c, 1),
+    "stampTopLeft": lambda c: _in_strip(c, 0) & _near(c, 1, "hi", 0.01),
+    "stand": lambda c: _near(c, 1, "lo", 0.01),
+    "topbottomfix": lambda c: _near(c, 1, "lo", 0.02) | _near(c, 1, "hi", 0.02),
+    "corner": lambda c: _near(c, 0, "lo", 0.01) | _near(c, 1, "lo", 0.01) | _near(c, 2, "lo", 0.01),
+    "fixRightMost1": lambda c: _first(_near(c, 0, "hi", 1e-3)),
+}
+
+
 # ----------------------------------------------------------------------------------------- moving handles
 def _pair(c: _Ctx, velocity_left: float):
     """stretch/squash: the left strip moves at velocity_left along x, the right one at -velocity_left [m/s]."""
@@ -373,6 +433,8 @@ SUPPORTED = {
     "DCOBallHitWall": _dco_ball_hit_wall, "DCORotCylinders": _dco_rot_cylinders,
     "DCOVerschoorRoller": _dco_verschoor_roller, "DCOSquash": _dco_squash, "DCOSquash6": _dco_squash6,
     "DCOSegBedSquash": _dco_seg_bed_squash, "DCOSqueezeOut": _dco_squeeze_out,
+    "swing": _swing, "drop": _drop, "NMFixBottomDragLeft": _nm_drag(-600.0),
+    "NMFixBottomDragForward": _nm_drag(600.0), **{k: _fixed_by(rule) for k, rule in _FIXED.items()},
 }
 
 
