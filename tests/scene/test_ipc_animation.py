@@ -355,3 +355,35 @@ def test_ipc_sample_script_steps_intersection_free(ipc_dir, name, steps):
                                                           .astype(np.int32))
     for k, state in enumerate(_step(sim, steps)):
         assert not ipctk.has_intersections(tk, mesh.surface_positions(state.x)), f"{name}: frame {k}"
+
+
+# ------------------------------------------------------------------------------------------- scene format
+def _keyframed(keyframes):
+    return {"format": "ipcsim-scene/1", "bodies": [{"mesh": {"box": {"size": [1, 1, 1], "resolution": [1, 1, 1]}}}],
+            "obstacles": [{"mesh": {"box": {"size": [1, 1, 1], "resolution": [1, 1, 1]},
+                                    }, "transform": {"translation": [3, 0, 0]}, "keyframes": keyframes}]}
+
+
+def test_obstacle_translation_keyframes_move_the_placed_mesh():
+    from ipcsim.scene import Scene
+
+    scene = Scene.from_dict(_keyframed({"times": [0, 1], "translations": [[0, 0, 0], [0, -2, 0]]}), ".", "s.json")
+    sim = scene.build()
+    start, end = sim.model.control.motions[0].positions_at(0.0), sim.model.control.motions[0].positions_at(0.5)
+    np.testing.assert_allclose(end - start, np.tile([0.0, -1.0, 0.0], (len(start), 1)), atol=1e-12)
+    assert start[:, 0].min() == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("keyframes,message", [
+    ({"times": [0, 1], "translations": [[0, 0, 0]]},
+     "obstacles[0].keyframes.translations: expected one translation per time (2), got 1"),
+    ({"times": [1, 1], "translations": [[0, 0, 0], [1, 0, 0]]},
+     "obstacles[0].keyframes.times: expected strictly increasing times [s]"),
+    ({"times": [0], "translations": [[0, 0, 0]], "dt": 1}, "obstacles[0].keyframes: expected {\"files\""),
+])
+def test_obstacle_translation_keyframes_errors(keyframes, message):
+    from ipcsim.scene import Scene
+
+    with pytest.raises(SceneError) as info:
+        Scene.from_dict(_keyframed(keyframes), ".", "s.json")
+    assert str(info.value).startswith("s.json: " + message)
