@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from ..model.control import rotation_matrix
 from ..model.control import rotation_xyz as _rotation_xyz
 from .errors import IPCScriptWarning
+from .ipc_animation import plan_animation
 from .mesh_files import MeshFileError, read_keyframe, read_mesh_data, read_seg
 from .placement import place, select_in_box, world_box
 
@@ -91,6 +93,7 @@ class _Assembler:
     def __init__(self, p):
         self.p, self.s = p, p.s
         self.stem = p.path.stem
+        self.mco_points: list[np.ndarray] = []  # placed meshCO vertices (n_j, 3) [m]
 
     def warn(self, line, message):
         warnings.warn(f"{self.p.source}:{line}: {message}", IPCScriptWarning, stacklevel=5)
@@ -268,14 +271,15 @@ class _Assembler:
         r = rotation_xyz(co.rotation_deg)
         t = np.asarray(co.origin, np.float64) - s * (r @ p.mean(axis=0))
         degrees = co.rotation_deg if sum(1 for a in co.rotation_deg if a != 0.0) <= 1 else None
+        tr = _transform([s] * 3, r, t, degrees)
+        self.mco_points.append(place(p, tr))
         return {"name": f"meshCO{j}_{co.path.stem}", "mesh": os.fspath(co.path),
-                "transform": _transform([s] * 3, r, t, degrees), "velocity": [0.0] * 3,
+                "transform": tr, "velocity": [0.0] * 3,
                 "angular_velocity": [0.0] * 3, "center": None, "time_range": [0.0, None]}
 
-    # ------------------------------------------------------------- the scene
-    def scene(self) -> dict:
-        s = self.s
-        placed, diag = self.place_shapes()
+    # ------------------------------------------------------------- shapes by script
+    def shapes_null(self, placed) -> tuple[list, list]:
+        """``script null``: the shapes' own extras decide (kinematic: non-tet or scripted velocity/meshSeq)."""
         bodies, obstacles = [], []
         for i, (sh, (m, tr, x)) in enumerate(zip(self.p.shapes, placed)):
             kinematic = (m.kind != "tet" or sh.linear_velocity is not None or sh.angular_velocity_deg is not None
@@ -284,9 +288,54 @@ class _Assembler:
                 obstacles.append(self.obstacle(i, sh, m, tr, x))
             else:
                 bodies.append(self.body(i, sh, m, tr, x))
+        return bodies, obstacles
+
+    def shapes_animated(self, placed) -> tuple[list, list]:
+        """A legacy animation script (``ipc_animation``): IPC drops the shapes' extras and sets up its own
+        handles, shifts and collision-object motions."""
+        name, params, line = self.s["script"]
+        for sh in self.p.shapes:
+            extras = [k for k, v in (("DBC", sh.dbc), ("NBC", sh.nbc), ("initVel", sh.init_velocity),
+                                     ("linearVelocity", sh.linear_velocity),
+                                     ("angularVelocity", sh.angular_velocity_deg), ("meshSeq", sh.mesh_seq))
+                      if v]
+            if extras:
+                self.warn(sh.line, f"shape: {', '.join(extras)} ignored under 'script {name}' (IPC's animation "
+                                   "scripts replace the shapes' own conditions)")
+        plan = plan_animation(name, params, [m.kind for m, _, _ in placed], [x for _, _, x in placed],
+                              self.mco_points, self.s, lambda msg: self.p.error(line, msg),
+                              lambda msg: self.warn(line, msg))
+        bodies, obstacles = [], []
+        for i, (sh, (m, tr, x)) in enumerate(zip(self.p.shapes, placed)):
+            if plan.lift:
+                tr = {**tr, "translation": [tr["translation"][0], tr["translation"][1] + plan.lift,
+                                            tr["translation"][2]]}
+                x = x + np.array([0.0, plan.lift, 0.0])
+            bare = replace(sh, dbc=[], nbc=[], init_velocity=None, linear_velocity=None, angular_velocity_deg=None,
+                           mesh_seq=None)
+            if m.kind != "tet":
+                obstacles.append({**self.obstacle(i, bare, m, tr, x), **plan.obstacle.get(i, {})})
+                continue
+            body = self.body(i, bare, m, tr, x)
+            body["dirichlet"] = plan.dirichlet.get(i, [])
+            body["neumann"] = plan.neumann.get(i, [])
+            if i in plan.velocity:
+                body["initial_velocity"] = {"linear": plan.velocity[i], "angular": [0.0] * 3}
+            bodies.append(body)
+        return bodies, obstacles
+
+    # ------------------------------------------------------------- the scene
+    def scene(self) -> dict:
+        s = self.s
+        placed, diag = self.place_shapes()
+        mesh_cos = [self.mesh_co(j, co) for j, co in enumerate(self.p.mesh_cos)]
+        if s["script"][0] == "null":
+            bodies, obstacles = self.shapes_null(placed)
+        else:
+            bodies, obstacles = self.shapes_animated(placed)
         if not bodies:
             raise self.p.error(self.p.shapes[0].line, "shapes: no simulated body (every shape is kinematic)")
-        obstacles += [self.mesh_co(j, co) for j, co in enumerate(self.p.mesh_cos)]
+        obstacles += mesh_cos
         scale = 1.0 if s["absolute"] else diag
         integrator = {"type": "newmark", "beta": float(s["beta"]), "gamma": float(s["gamma"])} \
             if s["integrator"] == "NM" else {"type": "implicit_euler"}

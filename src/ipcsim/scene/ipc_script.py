@@ -33,98 +33,29 @@ src/TimeStepper/Optimizer.cpp):
   ``rotateModel`` are folded into every shape's transform (IPC's rotation center (max - min) / 2 kept).
 * gravity: IPC's Optimizer uses 9.80665 m/s^2; this importer follows the project data README, -9.81 along y.
 
+* ``script <type> [<count> <values>]``: IPC's animation scripts, mapped onto prescribed motions by
+  ``ipc_animation`` (fall, twist, DCO..., see there; ``handleRatio`` sets their handle strips). Types without a
+  mapping raise ``SceneError`` naming the type.
+
 Commands that change nothing physical (view, zoom, warmStart, CCDMethod, ...) give an ``IPCScriptWarning`` naming
-the line; unsupported ones (QP/SQP, selfCollisionOff, restart, legacy animation scripts, ...) raise
+the line, and so do ``constraintSolver QP|SQP`` and ``timeStepper Newton`` (run as IPC's interior-point Newton)
+and ``selfCollisionOff`` (contact stays on); unsupported ones (restart, fricIterAmt <= 0, ...) raise
 ``SceneError`` ``FILE:LINE: <command>: not supported (reason)``; malformed lines raise ``SceneError``
-``FILE:LINE: <command>: expected '<form>', ...``.
+``FILE:LINE: <command>: expected '<form>', ...``; a file listing other scripts (IPC's batch lists) is refused as
+such.
 """
 from __future__ import annotations
 
 import math
 import os
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import IPCScriptWarning, SceneError
+from .ipc_animation import refusal
+from .ipc_script_lines import MeshCO, ScriptLine, Shape, read_script_lines
 
 __all__ = ["parse_script", "read_script_lines", "IPCScriptWarning", "ScriptLine"]
-
-
-@dataclass
-class ScriptLine:
-    """One logical line of a script: words and the physical line (1-based) of each word."""
-
-    words: list[str]
-    lines: list[int]
-
-    @property
-    def number(self) -> int:
-        """Physical line of the first word."""
-        return self.lines[0]
-
-
-def read_script_lines(text: str) -> list[ScriptLine]:
-    """Split script text into logical lines: '#' starts a comment (to the end of the physical line), a trailing
-    backslash (or a backslash word inside a comment, as IPC's shape lines allow) continues on the next line;
-    empty lines are dropped."""
-    out: list[ScriptLine] = []
-    words: list[str] = []
-    lines: list[int] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        toks = raw.split()
-        cont = False
-        for k, tok in enumerate(toks):
-            if tok.startswith("#"):
-                cont = "\\" in toks[k + 1:]
-                toks = toks[:k]
-                break
-        else:
-            if toks and toks[-1].endswith("\\"):
-                cont = True
-                toks[-1] = toks[-1][:-1]
-                if not toks[-1]:
-                    toks.pop()
-        words += toks
-        lines += [number] * len(toks)
-        if not cont and words:
-            out.append(ScriptLine(words, lines))
-            words, lines = [], []
-    if words:
-        out.append(ScriptLine(words, lines))
-    return out
-
-
-@dataclass
-class Shape:
-    """One ``shapes`` entry (raw script values; units of the script: m, deg, deg/s, s)."""
-
-    path: Path
-    line: int
-    translation: tuple
-    rotation_deg: tuple
-    scale: tuple
-    material: tuple | None = None
-    material_line: int = 0
-    linear_velocity: tuple | None = None
-    angular_velocity_deg: tuple | None = None
-    init_velocity: tuple | None = None  # (linear (3,), angular deg/s (3,))
-    init_line: int = 0
-    dbc: list = field(default_factory=list)  # (min, max, v, w_deg, t0, t1, line)
-    nbc: list = field(default_factory=list)  # (min, max, a, t0, t1, line)
-    mesh_seq: tuple | None = None  # (folder Path, line)
-
-
-@dataclass
-class MeshCO:
-    """A legacy ``meshCO`` static obstacle (raw values)."""
-
-    path: Path
-    line: int
-    origin: tuple
-    scale: float
-    friction: float
-    rotation_deg: tuple
 
 
 # commands ignored with a warning: name -> reason
@@ -135,17 +66,16 @@ _IGNORED = {
     "ccdMethod": "ipcsim uses its own additive CCD", "CCDTolerance": "ipcsim uses its own additive CCD",
     "ccdTolerance": "ipcsim uses its own additive CCD", "exactCCD": "ipcsim uses its own additive CCD",
     "linearSolver": "linear-solver backend choice", "linSysSolver": "linear-solver backend choice",
-    "handleRatio": "only used by legacy animation scripts",
     "kappaMinMultiplier": "ipcsim uses a fixed physical barrier stiffness",
     "minBarrierStiffnessScale": "ipcsim uses a fixed physical barrier stiffness",
     "useActiveSetConvergence": "only used by the QP/SQP solvers",
     "noActiveSetConvergence": "only used by the QP/SQP solvers", "constraintType": "only used by the QP/SQP solvers",
     "QPSolver": "only used by the QP/SQP solvers", "constraintOffset": "only used by the QP/SQP solvers",
     "selfCollisionOn": "self-collision is always on in ipcsim",
+    "resolution": "not read by IPC's own parser", "inexactSolve": "not read by IPC's own parser",
 }
 # commands that would change the simulation but ipcsim cannot do: name -> reason
 _UNSUPPORTED = {
-    "selfCollisionOff": "ipcsim always handles contact between and within bodies",
     "restart": "restarting from an IPC status file; use the ipcsim CLI's --resume",
 }
 
@@ -165,7 +95,7 @@ class _Parser:
                       density=1000.0, youngs=1e5, poisson=0.4, gravity=True, damping_stiff=0.0, damping_ratio=0.0,
                       damping_line=0, dbc_range=(0.0, math.inf), nbc_range=(0.0, math.inf), tol=None,
                       self_fric=0.0, rotate_axis=(0.0, 0.0, 1.0), rotate_deg=0.0, dhat=1e-3, epsv=1e-3,
-                      absolute=False, fric_iters=1)
+                      absolute=False, fric_iters=1, script=("null", [], 0), handle_ratio=0.01)
 
     # ---------------------------------------------------------------- errors and values
     def error(self, line: int, message: str) -> SceneError:
@@ -221,6 +151,10 @@ class _Parser:
                 self.warn(ln.number, f"{cmd}: ignored ({_IGNORED[cmd]})")
             elif cmd in _UNSUPPORTED:
                 raise self.error(ln.number, f"{cmd}: not supported ({_UNSUPPORTED[cmd]})")
+            elif cmd.lower().endswith(".txt"):
+                listed = sum(1 for x in self.lines if x.words[0].lower().endswith(".txt"))
+                raise self.error(ln.number, f"{cmd}: this file is a batch list of IPC scripts ({listed} listed, one "
+                                            "a line), not a scene; run each listed script on its own")
             else:
                 raise self.error(ln.number, f"{cmd}: unknown command")
 
@@ -304,11 +238,40 @@ class _Parser:
         self.s["damping_ratio"] = min(1.0, max(0.0, value))
 
     def cmd_script(self, ln):
+        """``script <type> [<count> <p1> ...]``: IPC's animation script (``ipc_animation``), with IPC's optional
+        numeric parameters (DCOBallHitWall's initial speed [m/s])."""
+        form = "script <type> [<count> <values>...]"
         if len(ln.words) < 2:
-            raise self.error(ln.number, "script: expected 'script <name>'")
-        if ln.words[1] != "null":
-            raise self.error(ln.number, f"script: not supported (legacy animation script '{ln.words[1]}'; use "
-                                        "DBC/NBC/linearVelocity/angularVelocity/meshSeq in 'shapes')")
+            raise self.error(ln.number, f"script: expected '{form}'")
+        reason = refusal(ln.words[1])
+        if reason is not None:
+            raise self.error(ln.number, f"script: {reason}")
+        params: list[float] = []
+        if len(ln.words) > 2:
+            count = self.number(ln, 2, "script", form)
+            if count != int(count) or count < 0 or len(ln.words) != 3 + int(count):
+                raise self.error(ln.number, f"script: expected '{form}' with <count> values after the count")
+            params = self.numbers(ln, 3, int(count), "script", form)
+        self.s["script"] = (ln.words[1], params, ln.number)
+
+    def cmd_handleRatio(self, ln):
+        self.exact(ln, 1, "handleRatio", "handleRatio <ratio>")
+        value = self.number(ln, 1, "handleRatio", "handleRatio <ratio>")
+        if not 0 < value < 0.5:
+            raise self.error(ln.number, f"handleRatio: expected 0 < ratio < 0.5, got {value:g}")
+        self.s["handle_ratio"] = value
+
+    def cmd_selfCollisionOff(self, ln):
+        self.exact(ln, 0, "selfCollisionOff", "selfCollisionOff")
+        self.warn(ln.number, "selfCollisionOff: contact stays on between all shapes (ipcsim's contact has no "
+                             "per-body filter yet); runs that relied on passing through themselves differ")
+
+    def cmd_timeStepper(self, ln):
+        self.exact(ln, 1, "timeStepper", "timeStepper <name>")
+        if ln.words[1] != "Newton":
+            raise self.error(ln.number, f"timeStepper: not supported ('{ln.words[1]}'; ipcsim steps with "
+                                        "Newton's method)")
+        self.warn(ln.number, "timeStepper: ignored (ipcsim steps with Newton's method, like 'Newton')")
 
     def cmd_DBCTimeRange(self, ln):
         form = "DBCTimeRange <t_begin> <t_end>"
@@ -347,9 +310,13 @@ class _Parser:
         self.s["epsv"] = values[4] if len(values) > 4 else 1e-3
 
     def cmd_ground(self, ln):
-        form = "ground <friction> <height>"
-        self.exact(ln, 2, "ground", form)
+        form = "ground <friction> <height> [<stiffness>]"
+        if len(ln.words) not in (3, 4):
+            self.exact(ln, 2, "ground", form)
         mu, height = self.numbers(ln, 1, 2, "ground", form)
+        if len(ln.words) == 4:  # IPC reads two values; old scripts add a penalty stiffness after them
+            self.number(ln, 3, "ground", form)
+            self.warn(ln.number, "ground: the third value (a legacy stiffness) is ignored, like IPC")
         self.add_half_space(ln, [0.0, height, 0.0], [0.0, 1.0, 0.0], mu, "ground")
 
     def cmd_halfSpace(self, ln):
@@ -388,9 +355,9 @@ class _Parser:
         self.exact(ln, 1, "constraintSolver", "constraintSolver interiorPoint|QP|SQP")
         kind = ln.words[1]
         if kind in ("QP", "SQP"):
-            raise self.error(ln.number, f"constraintSolver: not supported ({kind}; ipcsim is an interior-point "
-                                        "(IPC) solver)")
-        if kind not in ("interiorPoint", "IP"):
+            self.warn(ln.number, f"constraintSolver: {kind} runs as interiorPoint (IPC); ipcsim has no QP/SQP "
+                                 "comparison solvers")
+        elif kind not in ("interiorPoint", "IP"):
             raise self.error(ln.number, f"constraintSolver: expected 'interiorPoint|QP|SQP', got '{kind}'")
 
     def cmd_rotateModel(self, ln):

@@ -234,7 +234,12 @@ class _Resolver:
                "center": raw.get("center"), "time_range": list(raw.get("time_range", [0.0, None])),
                "keyframes": None}
         frames = None
-        if raw.get("keyframes") is not None:
+        if raw.get("keyframes") is not None and "times" in raw["keyframes"]:  # rigid translations of placed
+            kf = raw["keyframes"]
+            out["keyframes"] = {"times": list(kf["times"]), "translations": [list(t) for t in kf["translations"]]}
+            frames = (np.asarray(kf["times"], np.float64),
+                      placed[None] + np.asarray(kf["translations"], np.float64)[:, None, :])
+        elif raw.get("keyframes") is not None:
             kf = raw["keyframes"]
             files = [abs_path(self.base_dir, f) for f in kf["files"]]
             positions = []

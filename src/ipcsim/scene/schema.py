@@ -154,7 +154,14 @@ BODY = _obj({
     "neumann": _array(NEUMANN, what="Neumann loads"),
 }, ["mesh"], _one_of_keys("embedding", "affine", exactly=False))
 
-KEYFRAMES = _obj({"files": _array(PATH, what="file paths", min_items=1), "dt": POSITIVE}, ["files", "dt"])
+KEYFRAMES = _obj({"files": _array(PATH, what="file paths", min_items=1), "dt": POSITIVE,
+                  "times": _array(_number(0), what="times [s]", min_items=1),
+                  "translations": _array(VEC3, what="translations [m]", min_items=1)}, (),
+                 {"oneOf": [{"required": ["files", "dt"], "not": {"anyOf": [{"required": ["times"]},
+                                                                           {"required": ["translations"]}]}},
+                            {"required": ["times", "translations"], "not": {"anyOf": [{"required": ["files"]},
+                                                                                     {"required": ["dt"]}]}}],
+                  "x-message": "give either 'files' and 'dt' or 'times' and 'translations'"})
 
 OBSTACLE = _obj({
     "name": NAME,
@@ -162,7 +169,8 @@ OBSTACLE = _obj({
     "transform": TRANSFORM,
     "velocity": VEC3, "angular_velocity": VEC3, "center": CENTER, "time_range": TIME_RANGE,
     "keyframes": {"oneOf": [KEYFRAMES, {"type": "null"}],
-                  "x-expected": '{"files": [...], "dt": number > 0} or null'},
+                  "x-expected": '{"files": [...], "dt": number > 0}, {"times": [...], "translations": [...]} '
+                                'or null'},
 }, ["mesh"])
 
 HALF_SPACE = _obj({"origin": VEC3, "normal": VEC3, "friction": NON_NEGATIVE})
@@ -356,6 +364,13 @@ def _check_semantics(data: dict, source: str) -> None:
                     raise err(p + [k], "a keyframed obstacle follows its keyframes: give no velocity")
             if obs.get("time_range", [0, None]) != [0, None]:
                 raise err(p + ["time_range"], "a keyframed obstacle follows its keyframes: give no time_range")
+            kf = obs["keyframes"]
+            if "times" in kf:
+                if len(kf["times"]) != len(kf["translations"]):
+                    raise err(p + ["keyframes", "translations"], f"expected one translation per time "
+                                                                 f"({len(kf['times'])}), got {len(kf['translations'])}")
+                if any(b <= a for a, b in zip(kf["times"], kf["times"][1:])):
+                    raise err(p + ["keyframes", "times"], "expected strictly increasing times [s]")
     frictions = []
     for i, hs in enumerate(data.get("half_spaces", [])):
         if "normal" in hs and not any(hs["normal"]):
