@@ -1,4 +1,5 @@
 import os
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -19,3 +20,20 @@ def shared_data() -> Path:
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def cold_module(tmp_path, monkeypatch):
+    """write(source, prefix) -> module name: the source saved as a fresh module in tmp_path, importable here
+    (sys.path) and in subprocesses (PYTHONPATH), with Numba's default cache next to it (NUMBA_CACHE_DIR unset),
+    so its kernels start on a cold cache of their own."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+
+    def write(source: str, prefix: str) -> str:
+        name = f"{prefix}_{uuid.uuid4().hex}"
+        (tmp_path / f"{name}.py").write_text(source)
+        return name
+
+    return write

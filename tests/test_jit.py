@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import uuid
 
 import numba
 import numpy as np
@@ -49,12 +48,9 @@ def bump_three(h):
 
 
 @pytest.fixture
-def kernels(tmp_path, monkeypatch):
+def kernels(cold_module):
     """A fresh module of the kernels above in a temporary directory (a cold cache of its own)."""
-    name = f"_jit_kernels_{uuid.uuid4().hex}"
-    (tmp_path / f"{name}.py").write_text(KERNELS)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    name = cold_module(KERNELS, "_jit_kernels")
     yield importlib.import_module(name)
     sys.modules.pop(name, None)
 

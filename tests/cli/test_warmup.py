@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import uuid
 
 import pytest
 
@@ -26,13 +25,9 @@ def twice(a):
 
 
 @pytest.fixture
-def kernel_module(tmp_path, monkeypatch):
+def kernel_module(tmp_path, cold_module):
     """A fresh module of two cached kernels in a temporary directory (its cache is cold); its entries."""
-    name = f"_warmup_kernels_{uuid.uuid4().hex}"
-    (tmp_path / f"{name}.py").write_text(KERNELS)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    name = cold_module(KERNELS, "_warmup_kernels")
     entries = [[name, "add", "(int64, int64)", 1.0], [name, "twice", "(float64,)", 2.0]]
     yield tmp_path, entries
     sys.modules.pop(name, None)

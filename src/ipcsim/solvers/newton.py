@@ -183,23 +183,23 @@ class NewtonSolver:
         self._orderings = {}  # packed free mask -> pardiso ordering of the contact-free H_ff (``_ordering_for``)
         self._last_static = None  # (parameters, xs, active set) of the last ``_static_collisions``
         self._last_ordering = (None, None)  # (free mask object, its ordering) of the last ``_ordering_for``
-        self._cage = None  # (n,) bool: nodes carrying a fine surface (``_increment``), set on first use
+        self._own = None  # (n,) bool: nodes not carrying a fine surface (``_increment``), set on first use
 
     def _increment(self, p: np.ndarray) -> float:
         """||p||_inf [m] of the stopping rule, measured where the bodies are: a node's own displacement for
         full-space bodies, the collision surface's J p for the nodes that only carry a fine surface (embedded and
         affine bodies, whose cage nodes sit outside the body and move further than any of its points). For a
         model of full-space bodies it is max |p| over all nodes (IPC's rule)."""
-        if self._cage is None:
+        if self._own is None:  # nodes measured by their own displacement (all but the cage nodes)
             jm = self.model.surface_map
-            cage = np.zeros(self.model.n_vertices, bool)
+            own = np.ones(self.model.n_vertices, bool)
             if not jm.is_selection:
                 mapped = ~((jm.weights[:, 0] == 1.0) & np.all(jm.weights[:, 1:] == 0.0, axis=1))
-                cage[jm.nodes[mapped][jm.weights[mapped] != 0.0]] = True
-            self._cage = cage
-        if not self._cage.any():
+                own[jm.nodes[mapped][jm.weights[mapped] != 0.0]] = False
+            self._own = own
+        if self._own.all():
             return float(np.max(np.abs(p)))
-        own = np.max(np.abs(p[~self._cage])) if (~self._cage).any() else 0.0
+        own = np.max(np.abs(p[self._own])) if self._own.any() else 0.0
         return float(max(own, np.max(np.abs(self.model.surface_map.apply(p)))))
 
     def add_term(self, factory) -> None:
