@@ -200,9 +200,11 @@ def describe(sim, data: dict) -> tuple[str, bool]:
              f"integrator {integ.get('type', 'implicit_euler')}",
              f"  gravity {[float(g) for g in m.gravity]} m/s^2",
              f"  contact: dhat {c.get('dhat', getattr(sim.solver.contact, 'dhat', float('nan'))):g} m, "
-             f"kappa {getattr(sim.solver, 'kappa', float('nan')):g} Pa, convergent {c.get('convergent', True)}",
+             f"kappa {getattr(sim.solver, 'kappa', float('nan')):g} Pa"
+             f"{_kappa_rule(sim.solver)}, convergent {c.get('convergent', True)}",
              f"  friction: mu {f.get('mu', 0.0):g}, eps_v {f.get('eps_v', float('nan')):g} m/s, "
-             f"lagging iterations {f.get('lagging_iterations', 1)}",
+             f"lagging iterations {f.get('lagging_iterations', 1) or 'until converged'}"
+             + "".join(f", {p['bodies'][0]}/{p['bodies'][1]} mu {p['mu']:g}" for p in f.get("pairs", [])),
              f"  bodies ({len(data.get('bodies', []))}):"]
     for i, b in enumerate(data.get("bodies", [])):
         mat = b.get("material", {})
@@ -228,7 +230,8 @@ def describe(sim, data: dict) -> tuple[str, bool]:
         kind = "keyframed" if o.get("keyframes") else ("kinematic" if moving else "static")
         n_seg = int(np.sum(mesh.body[mesh.edges[mesh.codim_edges, 0]] == n_bodies + j))
         lines.append(f"    [{j}] {o.get('name', f'obstacle{j}')}: {int(sel.sum())} collision vertices, "
-                     f"{int(np.sum(face_body == n_bodies + j))} triangles, {n_seg} segments, {kind}")
+                     f"{int(np.sum(face_body == n_bodies + j))} triangles, {n_seg} segments, {kind}"
+                     + ("" if o.get("friction") is None else f", friction {o['friction']:g}"))
     halves = data.get("half_spaces", [])
     lines.append(f"  half spaces ({len(halves)}):")
     for h in halves:
@@ -238,6 +241,17 @@ def describe(sim, data: dict) -> tuple[str, bool]:
     lines.append("  sanity check: " + ("ok" if report.ok else f"{len(report.errors)} error(s)"))
     lines += [f"    error: {e}" for e in report.errors] + [f"    warning: {w}" for w in report.warnings]
     return "\n".join(lines), report.ok
+
+
+def _kappa_rule(solver) -> str:
+    """' (per contact: ...)' when the solver scales kappa by each contact's softer side."""
+    stiffness = getattr(solver, "vertex_stiffness", None)
+    if stiffness is None:
+        return ""
+    import numpy as np
+
+    e = np.asarray(stiffness)
+    return f" for the stiffest body (per contact: its softer side, down to {e[np.isfinite(e)].min():.3g} x)"
 
 
 def _info(args) -> int:

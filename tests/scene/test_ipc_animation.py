@@ -318,13 +318,24 @@ def test_dco_rot_cylinders_needs_collision_objects_first(ipc_dir):
 
 
 # ------------------------------------------------------------------------------------------- other commands
-def test_qp_sqp_time_stepper_and_self_collision_off_run_with_a_warning(ipc_dir):
+def test_qp_sqp_and_time_stepper_run_with_a_warning(ipc_dir):
     path = _write(ipc_dir, "constraintSolver SQP\ntimeStepper Newton\nselfCollisionOff\nshapes input 1\n"
                            "input/tetMeshes/cube.msh 0 0 0 0 0 0 1 1 1\n")
     found = _warnings_of(path)
     assert any("scene.txt:1: constraintSolver: SQP runs as interiorPoint (IPC)" in w for w in found)
     assert any("scene.txt:2: timeStepper: ignored" in w for w in found)
-    assert any("scene.txt:3: selfCollisionOff: contact stays on" in w for w in found)
+    assert not any("selfCollisionOff" in w for w in found)  # one shape: exactly IPC's meaning, no warning
+
+
+def test_self_collision_off_switches_every_shapes_self_contact_off(ipc_dir):
+    two = "shapes input 2\ninput/tetMeshes/cube.msh 0 0 0 0 0 0 1 1 1\ninput/tetMeshes/cube.msh 0 2 0 0 0 0 1 1 1\n"
+    d = _parse(_write(ipc_dir, "selfCollisionOff\n" + two))
+    assert [b["self_contact"] for b in d["bodies"]] == [False, False]
+    found = _warnings_of(_write(ipc_dir, "selfCollisionOff\n" + two))
+    assert any("scene.txt:1: selfCollisionOff: each shape's self contact is off; contact between different "
+               "shapes stays on" in w for w in found)
+    d = _parse(_write(ipc_dir, "selfCollisionOff\nselfCollisionOn\n" + two))
+    assert "self_contact" not in d["bodies"][0]
 
 
 def test_a_batch_list_gets_one_clear_error(ipc_dir):
@@ -340,6 +351,7 @@ def test_a_batch_list_gets_one_clear_error(ipc_dir):
 SAMPLE_RUNS = [
     ("07_cubePlaneCO.txt", 3), ("08_cubeCubeCO.txt", 3), ("10_cubeStack.txt", 2), ("SQPMemoryIssue2.txt", 2),
     ("rodsTwist.txt", 2), ("sphere1K_DCORotCylinders.txt", 2), ("20_pencilStickSlip.txt", 2),
+    ("28_rodPlaneCO.txt", 3), ("slopeTest_highSchoolPhysics_0.5.txt", 2), ("barTwist_noCollisions.txt", 2),
 ]
 
 

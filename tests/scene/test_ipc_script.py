@@ -318,8 +318,6 @@ def test_ipc_selects_boundary_vertices_in_file_coordinates(shared_data, tmp_path
     ("script DCOBallHitWall 2 1", "script: expected 'script <type> [<count> <values>...]' with <count> values"),
     ("handleRatio 0.7", "handleRatio: expected 0 < ratio < 0.5, got 0.7"),
     ("restart status10", "restart: not supported"),
-    ("fricIterAmt 0", "fricIterAmt: not supported"),
-    ("ground 0.1 0\nground 0.2 -1", "ground: not supported (friction 0.2 differs from 0.1 of line 3"),
 ])
 def test_bad_lines_name_file_and_line(shared_data, tmp_path, line, message):
     cube = shared_data / "ipc/input/tetMeshes/cube.msh"
@@ -404,7 +402,7 @@ def test_shape_matrix_and_legacy_shape(shared_data, tmp_path):
     assert [b["material"]["density"] for b in d["bodies"]] == [900.0] * 4 + [1000.0]
 
 
-def test_mesh_co_rotation_and_friction_mismatch(shared_data, tmp_path):
+def test_mesh_co_rotation_and_its_own_friction(shared_data, tmp_path):
     cube = shared_data / "ipc/input/tetMeshes/cube.msh"
     tri = shared_data / "ipc/input/triMeshes/triangle.obj"  # (0,0,0), (1,0,0), (0,0,1): centroid (1/3, 0, 1/3)
     head = f"shapes input 1\n{cube} 0 3 0 0 0 0 1 1 1\n"
@@ -415,8 +413,14 @@ def test_mesh_co_rotation_and_friction_mismatch(shared_data, tmp_path):
     p = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]) - [1 / 3, 0.0, 1 / 3]
     expected = 3.0 * np.stack([-p[:, 1], p[:, 0], p[:, 2]], axis=1) + [0.0, 1.0, 0.0]
     np.testing.assert_allclose(x, expected, atol=1e-14)
-    with pytest.raises(SceneError, match=r":3: meshCO: not supported \(friction 0.5 differs from selfFric 0"):
-        parse_script(_write(tmp_path, head + f"meshCO {tri} 0 1 0 3 1e10 0.5\n", "mu.txt"))
+    # IPC: a meshCO's coefficient governs its contacts; selfFric the contacts between shapes; grounds keep theirs
+    d = parse_script(_write(tmp_path, head + f"selfFric 0.2\nmeshCO {tri} 0 1 0 3 1e10 0.5\nground 0.1 0\n"
+                                             "ground 0.3 -1\nfricIterAmt 0\n", "mu.txt"))
+    assert d["obstacles"][0]["friction"] == 0.5 and d["friction"]["mu"] == 0.2
+    assert [h["friction"] for h in d["half_spaces"]] == [0.1, 0.3]
+    assert d["friction"]["lagging_iterations"] == 0  # IPC's fricIterAmt <= 0: until converged
+    fr = _build(tmp_path / "mu.txt").solver.friction
+    assert fr.body_mu == {1: 0.5} and fr.plane_mu == (0.1, 0.3) and fr.max_solves == 20
 
 
 def test_rotating_segments_follow_ipcs_recorded_trajectory(shared_data):

@@ -60,7 +60,7 @@ def test_contact_friction_and_solver_parameters():
     assert (solver.contact.dhat, solver.contact.kappa, solver.contact.convergent) == (5e-4, 1e4, True)
     assert solver.kappa == 1e4
     f = solver.friction
-    assert (f.mu, f.ground_mu, f.eps_v, f.lagging_iterations) == (0.4, 0.4, 1e-3, 2)
+    assert (f.mu, f.plane_mu, f.eps_v, f.lagging_iterations) == (0.4, (0.4,), 1e-3, 2)
     assert (solver.tol, solver.max_newton_iterations, solver.linear_backend, solver.quasi_static) == (
         1e-2, 1000, "auto", False)
     assert np.allclose(sim.state.v[sim.model.tets[-1]], [0.5, 0.0, 0.0])  # the slider's initial velocity
@@ -79,7 +79,7 @@ def test_ground_friction_alone_enables_friction():
             "half_spaces": [{"origin": [0, 1, 0], "normal": [0, 2, 0], "friction": 0.25}]}
     sim = Scene.from_dict(data, ".").build()
     assert sim.solver.friction is not None
-    assert (sim.solver.friction.mu, sim.solver.friction.ground_mu) == (0.0, 0.25)
+    assert (sim.solver.friction.mu, sim.solver.friction.plane_mu) == (0.0, (0.25,))
     (plane,) = sim.model.collision_mesh.planes
     assert np.allclose(plane.normal, [0, 1, 0]) and np.allclose(plane.origin, [0, 1, 0])
 

@@ -47,7 +47,7 @@ CASES = [
     (["colour"], "red", "colour: unknown key (allowed: bodies, contact, format, friction, gravity, half_spaces, "
                         "integrator, name, obstacles, output, solver, time)"),
     (["bodies", 0, "materal"], {}, "bodies[0].materal: unknown key (allowed: affine, dirichlet, embedding, "
-                                   "initial_velocity, material, mesh, name, neumann, transform)"),
+                                   "initial_velocity, material, mesh, name, neumann, self_contact, transform)"),
     (["bodies", 0, "mesh"], _DELETE, "bodies[0].mesh: missing required key"),
     (["bodies"], [], "bodies: expected a list of bodies (at least 1), got []"),
     (["bodies", 0, "mesh"], 3, 'bodies[0].mesh: expected a mesh file path, {"box": {"size": [sx, sy, sz], ...}} '
@@ -65,7 +65,7 @@ CASES = [
     (["friction"], {"eps_v": 1e-3, "eps_v_relative": 1e-3},
      "friction: give either 'eps_v' or 'eps_v_relative', not both"),
     (["friction"], {"mu": -0.1}, "friction.mu: expected a number >= 0, got -0.1"),
-    (["friction"], {"lagging_iterations": 0}, "friction.lagging_iterations: expected an integer >= 1, got 0"),
+    (["friction"], {"lagging_iterations": -1}, "friction.lagging_iterations: expected an integer >= 0, got -1"),
     (["solver"], {"max_newton_iterations": 2.5}, "solver.max_newton_iterations: expected an integer >= 1, got 2.5"),
     (["solver"], {"linear_solver": "mkl"}, 'solver.linear_solver: expected one of "auto", "pardiso", "scipy", '
                                            'got "mkl"'),
@@ -91,9 +91,11 @@ CASES = [
     (["bodies", 0, "neumann"], [{**BOX, "force": [0, 1, 0], "acceleration": [0, 1, 0]}],
      "bodies[0].neumann[0]: give exactly one of 'acceleration' and 'force'"),
     (["bodies", 0, "neumann"], [{**BOX}], "bodies[0].neumann[0]: give exactly one of 'acceleration' and 'force'"),
-    (["half_spaces"], [{"friction": 0.1}, {"friction": 0.2}],
-     "half_spaces[1].friction: all half spaces must share one friction coefficient (half_spaces[0] has 0.1, "
-     "this one 0.2)"),
+    (["half_spaces"], [{"friction": 0.1}, {"friction": -0.2}],
+     "half_spaces[1].friction: expected a number >= 0, got -0.2"),
+    (["obstacles"], [{"mesh": BOX_MESH, "friction": -1}], "obstacles[0].friction: expected a number >= 0 or null, got -1"),
+    (["friction"], {"pairs": [{"bodies": ["a"], "mu": 0.1}]},
+     'friction.pairs[0].bodies: expected a list of 2 names of bodies or obstacles, got ["a"]'),
     (["half_spaces"], [{"normal": [0, 0, 0]}], "half_spaces[0].normal: expected a nonzero normal, got [0, 0, 0]"),
     (["obstacles"], [{"mesh": "plate.obj", "keyframes": {"files": ["a.seg"], "dt": 0.1}, "velocity": [1, 0, 0]}],
      "obstacles[0].velocity: a keyframed obstacle follows its keyframes: give no velocity"),

@@ -23,6 +23,7 @@ FEATURES = {  # example file -> keys it must exercise (so every documented featu
     "kinematic_obstacle.json": ["obstacles.velocity", "obstacles.angular_velocity"],
     "keyframed_obstacle.json": ["obstacles.keyframes"],
     "half_spaces.json": ["half_spaces"],
+    "friction_per_object.json": ["obstacles.friction", "friction.pairs", "bodies.self_contact"],
     "contact_friction.json": ["contact.dhat", "contact.kappa", "friction.eps_v"],
     "newmark.json": ["integrator", "solver"],
     "quasi_static.json": ["integrator"],

@@ -51,7 +51,8 @@ def test_defaults_are_filled():
     # relative dhat / eps_v: 1e-3 of the bounding-box diagonal of the box 0.1 x 0.2 x 0.3
     diag = math.sqrt(0.1 ** 2 + 0.2 ** 2 + 0.3 ** 2)
     assert d["contact"] == {"dhat": pytest.approx(1e-3 * diag, rel=1e-14), "kappa": None, "convergent": True}
-    assert d["friction"] == {"mu": 0.0, "eps_v": pytest.approx(1e-3 * diag, rel=1e-14), "lagging_iterations": 1}
+    assert d["friction"] == {"mu": 0.0, "eps_v": pytest.approx(1e-3 * diag, rel=1e-14), "lagging_iterations": 1,
+                             "pairs": []}
     assert Scene.from_dict(minimal(), ".").data["name"] == "scene"
 
 

@@ -82,7 +82,7 @@ def test_friction_parameters_reject_bad_values():
     with pytest.raises(ValueError, match="eps_v"):
         FrictionParameters(mu=0.1, eps_v=0.0)
     with pytest.raises(ValueError, match="lagging"):
-        FrictionParameters(mu=0.1, lagging_iterations=0)
+        FrictionParameters(mu=0.1, lagging_iterations=-1)
 
 
 def test_moving_obstacle_drags_a_resting_cube_by_friction():

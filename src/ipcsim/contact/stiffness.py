@@ -94,6 +94,47 @@ def physical_barrier_stiffness(young_modulus: float, fraction: float = 0.1) -> f
     return float(fraction * young_modulus)
 
 
+def surface_youngs_modulus(tets, youngs_modulus, n_nodes: int, nodes, weights) -> np.ndarray:
+    """(n_surface,) float64 [Pa]: the Young's modulus each collision vertex's contacts see, +inf if none.
+
+    A node takes the smallest modulus of its tets (+inf for nodes of no tet: obstacles), a surface vertex
+    x_s = sum_a weights[s, a] q[nodes[s, a]] the smallest over the nodes it depends on (weight != 0).
+
+    Args:
+        tets: (m, 4) int64 node ids; youngs_modulus: (m,) float64 [Pa] per tet; n_nodes: number of nodes;
+        nodes, weights: (n_surface, k) int64 / float64, the surface map's (``SurfaceMap``) nodes and weights.
+    """
+    node_e = np.full(int(n_nodes), np.inf)
+    t = np.asarray(tets, np.int64)
+    if t.size:
+        np.minimum.at(node_e, t.ravel(), np.repeat(np.asarray(youngs_modulus, np.float64), t.shape[1]))
+    nodes, weights = np.asarray(nodes, np.int64), np.asarray(weights, np.float64)
+    return np.where(weights != 0.0, node_e[nodes], np.inf).min(axis=1)
+
+
+def softer_side_stiffness(surface_modulus, fraction: float = 0.1) -> tuple[float, np.ndarray | None]:
+    """The physical barrier stiffness per contact: kappa_c = fraction * min(E_a, E_b) of its two sides.
+
+    Returns (kappa, vertex_stiffness): kappa [Pa] = fraction * the largest finite modulus, and the relative
+    stiffness E_v / E_max per collision vertex (+inf on obstacles) for ``build_collisions``; None when every
+    body vertex has the same modulus (all contacts then share kappa, the single-material default).
+
+    Args:
+        surface_modulus: (n_surface,) float64 [Pa], ``surface_youngs_modulus`` (+inf on obstacles).
+    """
+    e = np.asarray(surface_modulus, np.float64)
+    finite = e[np.isfinite(e)]
+    if not finite.size:
+        raise ValueError("softer_side_stiffness: no collision vertex belongs to an elastic body")
+    if not np.all(finite > 0.0):
+        raise ValueError("softer_side_stiffness: Young's moduli must be positive [Pa]")
+    e_max = float(finite.max())
+    kappa = physical_barrier_stiffness(e_max, fraction)
+    if np.all(finite == e_max):
+        return kappa, None
+    return kappa, np.ascontiguousarray(e / e_max)
+
+
 @twin  # one Numba thread: the serial variant (a minimum: the same result)
 def _min_d2(kind, verts, prims, dtype, x, plane_o, plane_n):
     d2 = np.full(len(kind), np.inf)

@@ -50,6 +50,9 @@ class CollisionMesh:
         is_obstacle: (n_vertices,) bool, vertices of obstacles (static or kinematic); pairs whose
             primitives are made only of obstacle vertices are never candidates.
         planes: half-space obstacles.
+        self_contact: None (every body's primitives may touch each other) or (n_bodies,) bool indexed by
+            ``body``: False drops the pairs of two primitives of that same body from the candidates (no self
+            contact; contacts with other bodies, obstacles and planes stay).
 
     Derived quantities (codimensional primitives, rest areas, adjacencies, obstacle flags of the
     primitives) are computed on first use and cached: treat the arrays above as immutable once the
@@ -64,6 +67,7 @@ class CollisionMesh:
     body: np.ndarray
     is_obstacle: np.ndarray
     planes: list[Plane] = field(default_factory=list)
+    self_contact: np.ndarray | None = None
 
     # ------------------------------------------------------------------ constructors
     @classmethod

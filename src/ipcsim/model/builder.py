@@ -73,6 +73,7 @@ class ModelBuilder:
         self._planes: list[Plane] = []
         self._dirichlet: list[tuple] = []
         self._neumann: list[tuple] = []
+        self._no_self_contact: set[int] = set()
         self.gravity = np.asarray(gravity, dtype=np.float64)
 
     def add_body(self, vertices, tets, *, density=1000.0, youngs_modulus=1e5, poisson_ratio=0.4,
@@ -98,6 +99,13 @@ class ModelBuilder:
                                   float(poisson_ratio), _vec3(velocity, "velocity"), fixed_mask, material,
                                   _vec3(angular_velocity, "angular_velocity")))
         return len(self._bodies) - 1
+
+    def set_self_contact(self, body: int, enabled: bool) -> None:
+        """Switch contact between a body's own surface primitives on (default) or off; its contacts with other
+        bodies and obstacles stay on (IPC's ``selfCollisionOff``)."""
+        if not 0 <= int(body) < len(self._bodies):
+            raise ValueError(f"set_self_contact: no body {body} (bodies 0..{len(self._bodies) - 1})")
+        (self._no_self_contact.discard if enabled else self._no_self_contact.add)(int(body))
 
     def add_embedded_body(self, fine_vertices, fine_elements, *, coarse=None, resolution=None, density=1000.0,
                           youngs_modulus=1e5, poisson_ratio=0.4, translation=(0.0, 0.0, 0.0), rotation=None,
@@ -328,6 +336,9 @@ class ModelBuilder:
             control.loads.append(NeumannLoad(idx, force, trange))
         mesh = CollisionMesh.concatenate(meshes, full_offsets=np.concatenate([offsets[:-1], obs_offsets[:-1]]))
         mesh.planes = list(self._planes)
+        if self._no_self_contact:
+            mesh.self_contact = np.ones(len(meshes), bool)
+            mesh.self_contact[sorted(self._no_self_contact)] = False
         is_obstacle = np.zeros(len(x), bool)
         is_obstacle[n_body:] = True
         fixed = np.concatenate([b.fixed for b in self._bodies] + [np.ones(len(x) - n_body, bool)])

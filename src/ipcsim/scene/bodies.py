@@ -51,6 +51,7 @@ def resolve_body(r, raw: dict, i: int, geometry: dict) -> dict:
             g.nodes = _cage_nodes(r, g, out["embedding"], path + ["embedding"])
         return g.nodes
 
+    out["self_contact"] = bool(raw.get("self_contact", True))
     out["initial_velocity"] = filled({"linear": [0.0, 0.0, 0.0], "angular": [0.0, 0.0, 0.0]},
                                      raw.get("initial_velocity"))
     out["dirichlet"] = [_dirichlet(r, d, path + ["dirichlet", j], nodes, kind)

@@ -263,9 +263,6 @@ class _Assembler:
         m = _read_shape_mesh(self.p, co.path, co.line, "meshCO")
         if m.kind != "triangle":
             raise self.p.error(co.line, "meshCO: expected a triangle mesh (.obj)")
-        if co.friction != self.s["self_fric"]:
-            raise self.p.error(co.line, f"meshCO: not supported (friction {co.friction:g} differs from selfFric "
-                                        f"{self.s['self_fric']:g}; ipcsim has one body-obstacle coefficient)")
         p = m.vertices
         s = co.scale / float(np.max(p.max(axis=0) - p.min(axis=0)))
         r = rotation_xyz(co.rotation_deg)
@@ -275,7 +272,8 @@ class _Assembler:
         self.mco_points.append(place(p, tr))
         return {"name": f"meshCO{j}_{co.path.stem}", "mesh": os.fspath(co.path),
                 "transform": tr, "velocity": [0.0] * 3,
-                "angular_velocity": [0.0] * 3, "center": None, "time_range": [0.0, None]}
+                "angular_velocity": [0.0] * 3, "center": None, "time_range": [0.0, None],
+                "friction": float(co.friction)}  # IPC: a meshCO's own coefficient for all its contacts
 
     # ------------------------------------------------------------- shapes by script
     def shapes_null(self, placed) -> tuple[list, list]:
@@ -336,6 +334,12 @@ class _Assembler:
         if not bodies:
             raise self.p.error(self.p.shapes[0].line, "shapes: no simulated body (every shape is kinematic)")
         obstacles += mesh_cos
+        if not s["self_collision"]:
+            for b in bodies:
+                b["self_contact"] = False
+            if len(bodies) > 1:
+                self.warn(s["self_collision_line"], "selfCollisionOff: each shape's self contact is off; contact "
+                                                    "between different shapes stays on (IPC turns it off too)")
         scale = 1.0 if s["absolute"] else diag
         integrator = {"type": "newmark", "beta": float(s["beta"]), "gamma": float(s["gamma"])} \
             if s["integrator"] == "NM" else {"type": "implicit_euler"}

@@ -26,8 +26,10 @@ src/TimeStepper/Optimizer.cpp):
 * ``dHat``, ``epsv`` are relative to the bounding-box diagonal of the tet shapes' rest positions (IPC's
   ``matSpaceBBoxSize2(3)``; IPC stores dHat squared, the distance is dHat x diagonal); written as absolute
   ``contact.dhat`` [m] and ``friction.eps_v`` [m/s] (``useAbsParameters``: taken as absolute). ``tol`` is
-  relative to the same diagonal (ipcsim's solver tol); ``selfFric`` is ``friction.mu``; ``ground mu y`` and
-  ``halfSpace o n stiffness mu`` are half spaces; ``meshCO`` is a static obstacle placed like IPC's MeshCO.
+  relative to the same diagonal (ipcsim's solver tol); ``selfFric`` is ``friction.mu`` (contacts between shapes);
+  ``ground mu y`` and ``halfSpace o n stiffness mu`` are half spaces, each with its own coefficient; ``meshCO``
+  is a static obstacle placed like IPC's MeshCO, its coefficient ``obstacles[i].friction`` (IPC's rule: a
+  collision object's coefficient for all its contacts).
 * ``timeIntegration NM [beta gamma]`` -> newmark; ``dampingRatio`` (clamped to [0, 1]) / ``dampingStiff``
   (converted by dampingRatio = dampingStiff / (0.75 h^3)) -> integrator.damping_ratio; ``size`` and
   ``rotateModel`` are folded into every shape's transform (IPC's rotation center (max - min) / 2 kept).
@@ -38,9 +40,9 @@ src/TimeStepper/Optimizer.cpp):
   mapping raise ``SceneError`` naming the type.
 
 Commands that change nothing physical (view, zoom, warmStart, CCDMethod, ...) give an ``IPCScriptWarning`` naming
-the line, and so do ``constraintSolver QP|SQP`` and ``timeStepper Newton`` (run as IPC's interior-point Newton)
-and ``selfCollisionOff`` (contact stays on); unsupported ones (restart, fricIterAmt <= 0, ...) raise
-``SceneError`` ``FILE:LINE: <command>: not supported (reason)``; malformed lines raise ``SceneError``
+the line, and so do ``constraintSolver QP|SQP`` and ``timeStepper Newton`` (run as IPC's interior-point Newton).
+``selfCollisionOff`` switches each body's self contact off (``bodies[i].self_contact``). Unsupported commands
+(restart, ...) raise ``SceneError`` ``FILE:LINE: <command>: not supported (reason)``; malformed lines raise ``SceneError``
 ``FILE:LINE: <command>: expected '<form>', ...``; a file listing other scripts (IPC's batch lists) is refused as
 such.
 """
@@ -71,7 +73,6 @@ _IGNORED = {
     "useActiveSetConvergence": "only used by the QP/SQP solvers",
     "noActiveSetConvergence": "only used by the QP/SQP solvers", "constraintType": "only used by the QP/SQP solvers",
     "QPSolver": "only used by the QP/SQP solvers", "constraintOffset": "only used by the QP/SQP solvers",
-    "selfCollisionOn": "self-collision is always on in ipcsim",
     "resolution": "not read by IPC's own parser", "inexactSolve": "not read by IPC's own parser",
 }
 # commands that would change the simulation but ipcsim cannot do: name -> reason
@@ -95,7 +96,7 @@ class _Parser:
                       density=1000.0, youngs=1e5, poisson=0.4, gravity=True, damping_stiff=0.0, damping_ratio=0.0,
                       damping_line=0, dbc_range=(0.0, math.inf), nbc_range=(0.0, math.inf), tol=None,
                       self_fric=0.0, rotate_axis=(0.0, 0.0, 1.0), rotate_deg=0.0, dhat=1e-3, epsv=1e-3,
-                      absolute=False, fric_iters=1, script=("null", [], 0), handle_ratio=0.01)
+                      absolute=False, fric_iters=1, script=("null", [], 0), handle_ratio=0.01, self_collision=True)
 
     # ---------------------------------------------------------------- errors and values
     def error(self, line: int, message: str) -> SceneError:
@@ -263,8 +264,12 @@ class _Parser:
 
     def cmd_selfCollisionOff(self, ln):
         self.exact(ln, 0, "selfCollisionOff", "selfCollisionOff")
-        self.warn(ln.number, "selfCollisionOff: contact stays on between all shapes (ipcsim's contact has no "
-                             "per-body filter yet); runs that relied on passing through themselves differ")
+        self.s["self_collision"] = False
+        self.s["self_collision_line"] = ln.number
+
+    def cmd_selfCollisionOn(self, ln):
+        self.exact(ln, 0, "selfCollisionOn", "selfCollisionOn")
+        self.s["self_collision"] = True
 
     def cmd_timeStepper(self, ln):
         self.exact(ln, 1, "timeStepper", "timeStepper <name>")
@@ -331,10 +336,6 @@ class _Parser:
     def add_half_space(self, ln, origin, normal, mu, cmd):
         if not 0 <= mu < math.inf:
             raise self.error(ln.number, f"{cmd}: friction must be >= 0, got {mu:g}")
-        for other in self.half_spaces:
-            if other["friction"] != mu:
-                raise self.error(ln.number, f"{cmd}: not supported (friction {mu:g} differs from {other['friction']:g}"
-                                            f" of line {other['line']}; ipcsim has one ground friction coefficient)")
         self.half_spaces.append({"origin": list(origin), "normal": list(normal), "friction": mu, "line": ln.number})
 
     def cmd_meshCO(self, ln):
@@ -390,9 +391,7 @@ class _Parser:
         value = self.number(ln, 1, "fricIterAmt", "fricIterAmt <count>")
         if value != int(value):
             raise self.error(ln.number, f"fricIterAmt: expected an integer, got '{ln.words[1]}'")
-        if value <= 0:
-            raise self.error(ln.number, "fricIterAmt: not supported (<= 0 means 'until convergence'; give a count)")
-        self.s["fric_iters"] = int(value)
+        self.s["fric_iters"] = max(0, int(value))  # <= 0: until converged (lagging_iterations 0)
 
     def cmd_section(self, ln):
         if len(ln.words) < 2:

@@ -172,6 +172,7 @@ class _Resolver:
         data["bodies"] = bodies
         data["obstacles"] = obstacles
         data["half_spaces"] = [filled(DEFAULTS["half_space"], h) for h in raw.get("half_spaces", [])]
+        data["friction"]["pairs"] = self._friction_pairs(raw.get("friction", {}).get("pairs", []), bodies, obstacles)
         data["output"] = filled(DEFAULTS["output"], raw.get("output"))
         return Scene(data, self.source, self.base_dir, geometry, bbox)
 
@@ -195,6 +196,22 @@ class _Resolver:
         eps_v = given["eps_v"] if "eps_v" in given else given.get("eps_v_relative", EPS_V_RELATIVE) * bbox
         rest = filled(DEFAULTS["friction"], {k: v for k, v in given.items() if k not in ("eps_v", "eps_v_relative")})
         return {"mu": rest["mu"], "eps_v": eps_v, "lagging_iterations": rest["lagging_iterations"]}
+
+    def _friction_pairs(self, given: list, bodies: list, obstacles: list) -> list:
+        """friction.pairs with their names checked against the scene's bodies and obstacles."""
+        names = [b["name"] for b in bodies] + [o["name"] for o in obstacles]
+        out = []
+        for k, pair in enumerate(given):
+            a, b = pair["bodies"]
+            for j, name in enumerate((a, b)):
+                if name not in names:
+                    raise self.error(["friction", "pairs", k, "bodies", j],
+                                     f"no body or obstacle is named {name!r} (names: {', '.join(names)})")
+            if a == b or (a in names[len(bodies):] and b in names[len(bodies):]):
+                raise self.error(["friction", "pairs", k, "bodies"],
+                                 f"expected two different names, not both obstacles, got {[a, b]}")
+            out.append({"bodies": [a, b], "mu": pair["mu"]})
+        return out
 
     def mesh(self, mesh, path: list, kind: str) -> tuple[object, np.ndarray, np.ndarray | None]:
         """(resolved mesh entry, model-space vertices (n, 3), elements) of a mesh entry (a file path or a
@@ -232,7 +249,7 @@ class _Resolver:
                "velocity": list(raw.get("velocity", [0.0, 0.0, 0.0])),
                "angular_velocity": list(raw.get("angular_velocity", [0.0, 0.0, 0.0])),
                "center": raw.get("center"), "time_range": list(raw.get("time_range", [0.0, None])),
-               "keyframes": None}
+               "keyframes": None, "friction": raw.get("friction")}
         frames = None
         if raw.get("keyframes") is not None and "times" in raw["keyframes"]:  # rigid translations of placed
             kf = raw["keyframes"]
@@ -272,6 +289,8 @@ def _build(scene: Scene):
         g = geo[("body", i)]
         bid = add_body(builder, body, g, ["bodies", i], error)
         add_conditions(builder, bid, body, g, ["bodies", i], error)
+        if not body.get("self_contact", True):
+            builder.set_self_contact(bid, False)
     for i, obs in enumerate(data["obstacles"]):
         path = ["obstacles", i]
         g = geo[("obstacle", i)]
@@ -299,6 +318,19 @@ def _build(scene: Scene):
                       obstacle_names=[o["name"] for o in data["obstacles"]])
 
 
+def _friction_tables(data: dict) -> dict:
+    """FrictionParameters' per-plane, per-obstacle and per-pair coefficients of a resolved scene dict (collision
+    body ids: the bodies in order, then the obstacles)."""
+    n_bodies = len(data["bodies"])
+    ids = {b["name"]: i for i, b in enumerate(data["bodies"])}
+    ids.update({o["name"]: n_bodies + j for j, o in enumerate(data["obstacles"])})
+    return {"plane_mu": tuple(float(h["friction"]) for h in data["half_spaces"]),
+            "body_mu": {n_bodies + j: float(o["friction"]) for j, o in enumerate(data["obstacles"])
+                        if o.get("friction") is not None},
+            "pair_mu": {(ids[p["bodies"][0]], ids[p["bodies"][1]]): float(p["mu"])
+                        for p in data["friction"].get("pairs", [])}}
+
+
 def _make_solver(model, data: dict, error):
     """The solver of a resolved scene dict (``solvers.implicit_euler.make_solver`` by integrator type)."""
     from ..solvers.implicit_euler import ContactParameters, FrictionParameters, make_solver
@@ -308,11 +340,9 @@ def _make_solver(model, data: dict, error):
     if s["linear_solver"] != "auto" and s["linear_solver"] not in available_backends():
         raise error(["solver", "linear_solver"], f"{s['linear_solver']!r} is not available here (available: "
                                                  f"{', '.join(available_backends())}; pardiso needs pypardiso)")
-    ground_mu = data["half_spaces"][0]["friction"] if data["half_spaces"] else 0.0
-    friction = None
-    if f["mu"] > 0 or ground_mu > 0:
-        friction = FrictionParameters(mu=float(f["mu"]), ground_mu=float(ground_mu), eps_v=float(f["eps_v"]),
-                                      lagging_iterations=int(f["lagging_iterations"]))
+    friction = FrictionParameters(mu=float(f["mu"]), eps_v=float(f["eps_v"]),
+                                  lagging_iterations=int(f["lagging_iterations"]), **_friction_tables(data))
+    friction = friction if friction.enabled else None
     kwargs = dict(tol=float(s["tol"]), max_newton_iterations=int(s["max_newton_iterations"]),
                   linear_backend=s["linear_solver"], friction=friction,
                   quasi_static=integ["type"] == "quasi_static")

@@ -1,8 +1,7 @@
 """JSON schema (Draft 2020-12) of the ipcsim scene format v1 and its validation with one-line errors.
 
 ``SCHEMA`` is a plain dict; ``validate(data, source)`` checks a scene dict against it (plus the checks a schema
-cannot express: finite numbers, time ranges in order, box corners in order, rotation matrices, unique names,
-one ground friction coefficient) and raises ``SceneError`` naming the key path, e.g.
+cannot express: finite numbers, time ranges in order, box corners in order, rotation matrices, unique names) and raises ``SceneError`` naming the key path, e.g.
 ``scene.json: bodies[0].material.youngs_modulus: expected a number > 0, got -1``.
 
 Schema nodes may carry two annotations that jsonschema ignores and the error messages use:
@@ -150,6 +149,7 @@ BODY = _obj({
     "embedding": EMBEDDING,
     "affine": AFFINE,
     "initial_velocity": _obj({"linear": VEC3, "angular": VEC3}),
+    "self_contact": BOOL,
     "dirichlet": _array(DIRICHLET, what="Dirichlet sets"),
     "neumann": _array(NEUMANN, what="Neumann loads"),
 }, ["mesh"], _one_of_keys("embedding", "affine", exactly=False))
@@ -171,7 +171,11 @@ OBSTACLE = _obj({
     "keyframes": {"oneOf": [KEYFRAMES, {"type": "null"}],
                   "x-expected": '{"files": [...], "dt": number > 0}, {"times": [...], "translations": [...]} '
                                 'or null'},
+    "friction": _number(0, null=True),
 }, ["mesh"])
+
+FRICTION_PAIR = _obj({"bodies": _array(NAME, 2, what="names of bodies or obstacles"), "mu": NON_NEGATIVE},
+                     ["bodies", "mu"])
 
 HALF_SPACE = _obj({"origin": VEC3, "normal": VEC3, "friction": NON_NEGATIVE})
 
@@ -190,7 +194,8 @@ SCHEMA: dict = {
         "contact": _obj({"dhat": POSITIVE, "dhat_relative": POSITIVE, "kappa": _number(0, lo_open=True, null=True),
                          "convergent": BOOL}, (), _one_of_keys("dhat", "dhat_relative", exactly=False)),
         "friction": _obj({"mu": NON_NEGATIVE, "eps_v": POSITIVE, "eps_v_relative": POSITIVE,
-                          "lagging_iterations": _integer(1)}, (), _one_of_keys("eps_v", "eps_v_relative", False)),
+                          "lagging_iterations": _integer(0), "pairs": _array(FRICTION_PAIR, what="friction pairs")},
+                         (), _one_of_keys("eps_v", "eps_v_relative", False)),
         "solver": _obj({"tol": POSITIVE, "max_newton_iterations": _integer(1),
                         "linear_solver": {"enum": list(LINEAR_SOLVERS)}}),
         "bodies": _array(BODY, what="bodies", min_items=1),
@@ -371,16 +376,9 @@ def _check_semantics(data: dict, source: str) -> None:
                                                                  f"({len(kf['times'])}), got {len(kf['translations'])}")
                 if any(b <= a for a, b in zip(kf["times"], kf["times"][1:])):
                     raise err(p + ["keyframes", "times"], "expected strictly increasing times [s]")
-    frictions = []
     for i, hs in enumerate(data.get("half_spaces", [])):
         if "normal" in hs and not any(hs["normal"]):
             raise err(["half_spaces", i, "normal"], "expected a nonzero normal, got [0, 0, 0]")
-        mu = hs.get("friction", 0.0)
-        if frictions and mu != frictions[0][1]:
-            raise err(["half_spaces", i, "friction"],
-                      f"all half spaces must share one friction coefficient (half_spaces[{frictions[0][0]}] "
-                      f"has {frictions[0][1]}, this one {mu})")
-        frictions.append((i, mu))
 
 
 _VALIDATOR = None

@@ -37,11 +37,11 @@ from ..contact.barrier_potential import barrier_potential_gradient
 from ..contact.broad_phase import build_candidates
 from ..contact.ccd import compute_collision_free_stepsize
 from ..contact.collisions import build_collisions
-from ..contact.collisions_data import PV
 from ..contact.friction import FrictionCollisions, FrictionPotential
-from ..contact.stiffness import minimum_distance_squared
+from ..contact.stiffness import minimum_distance_squared, softer_side_stiffness, surface_youngs_modulus
 from ..model import Model, State
 from .elastic import ElasticTerm
+from .friction_params import FrictionParameters, stencil_mu
 from .integrators import LaggedRayleighDamping, check_damping_ratio
 from .linear import Factorization, compute_ordering, resolve_backend
 from .reduction import FreePattern, PatternCache
@@ -51,7 +51,9 @@ from .terms import (BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTer
 
 @dataclass
 class ContactParameters:
-    """dhat [m]: barrier activation distance; kappa [Pa]: barrier stiffness (None: 0.1 x mean Young's modulus).
+    """dhat [m]: barrier activation distance; kappa [Pa]: barrier stiffness, the same for every contact; None:
+    per contact, 0.1 x the Young's modulus of its softer side (obstacles and planes are rigid), so a soft body
+    touching a stiff one gets the soft body's barrier (docs/contact.md, "Mixed stiffness").
 
     convergent: area weighting + improved max approximator + physical barrier (002); False gives IPC 2020's
     unweighted barrier (kappa then has units Pa/m^3... prefer the default).
@@ -60,36 +62,6 @@ class ContactParameters:
     dhat: float = 1e-3
     kappa: float | None = None
     convergent: bool = True
-
-
-@dataclass
-class FrictionParameters:
-    """Lagged smooth-Coulomb friction (IPC 2020 §5).
-
-    mu [1]: friction coefficient between bodies (and obstacles); ground_mu [1]: against half-space obstacles
-    (None: mu); eps_v [m/s]: static/dynamic velocity threshold; lagging_iterations: number of solves per step,
-    each re-lagging lambda and the tangent frames at the previous solution (1 = lagged at x^t, like IPC).
-    """
-
-    mu: float = 0.0
-    ground_mu: float | None = None
-    eps_v: float = 1e-3
-    lagging_iterations: int = 1
-
-    def __post_init__(self):
-        for name in ("mu", "ground_mu"):
-            value = getattr(self, name)
-            if value is not None and not (np.isfinite(value) and value >= 0):
-                raise ValueError(f"friction {name} must be >= 0, got {value}")
-        if not (np.isfinite(self.eps_v) and self.eps_v > 0):
-            raise ValueError(f"friction eps_v must be positive [m/s], got {self.eps_v}")
-        if int(self.lagging_iterations) < 1:
-            raise ValueError(f"friction lagging_iterations must be >= 1, got {self.lagging_iterations}")
-
-    @property
-    def enabled(self) -> bool:
-        """True when some friction coefficient is positive."""
-        return self.mu > 0 or (self.ground_mu or 0.0) > 0
 
 
 @dataclass
@@ -165,8 +137,11 @@ class NewtonSolver:
         self.model = model
         self.integrator = integrator
         self.contact = contact or ContactParameters()
-        self.kappa = (self.contact.kappa if self.contact.kappa is not None
-                      else 0.1 * float(np.mean(model.youngs_modulus)))
+        self.kappa, self.vertex_stiffness = self.contact.kappa, None
+        if self.kappa is None:
+            jm = model.surface_map
+            e_s = surface_youngs_modulus(model.tets, model.youngs_modulus, model.n_vertices, jm.nodes, jm.weights)
+            self.kappa, self.vertex_stiffness = softer_side_stiffness(e_s)
         self.friction = friction if friction is not None and friction.enabled else None
         self.damping_ratio = check_damping_ratio(damping_ratio)
         self.tol = tol
@@ -183,6 +158,8 @@ class NewtonSolver:
         self._orderings = {}  # packed free mask -> pardiso ordering of the contact-free H_ff (``_ordering_for``)
         self._last_static = None  # (parameters, xs, active set) of the last ``_static_collisions``
         self._last_ordering = (None, None)  # (free mask object, its ordering) of the last ``_ordering_for``
+        self._first_small = False  # the last ``_newton``'s first increment met the tolerance
+        self._mu_tables = None  # friction coefficients between collision bodies and of planes (``_friction_term``)
         self._own = None  # (n,) bool: nodes not carrying a fine surface (``_increment``), set on first use
 
     def _increment(self, p: np.ndarray) -> float:
@@ -252,7 +229,12 @@ class NewtonSolver:
 
     def _build_args(self) -> dict:
         conv = self.contact.convergent
-        return dict(use_area_weighting=conv, use_improved_max_approximator=conv)
+        return dict(use_area_weighting=conv, use_improved_max_approximator=conv, vertex_stiffness=self.vertex_stiffness)
+
+    def _barrier_term(self, weight: float) -> BarrierTerm:
+        m = self.model
+        return BarrierTerm(m.collision_mesh, m.surface_map, self.contact.dhat, self.kappa, self.contact.convergent,
+                           weight, vertex_stiffness=self.vertex_stiffness)
 
     def _static_collisions(self, xs: np.ndarray):
         """The active set at surface positions xs (n_surface, 3) [m] (static broad phase inflated by dhat / 2).
@@ -304,8 +286,9 @@ class NewtonSolver:
         fr, mesh, jmap = self.friction, self.model.collision_mesh, self.model.surface_map
         xs = jmap.apply(x_lag)
         coll = self._static_collisions(xs)
-        ground_mu = fr.mu if fr.ground_mu is None else fr.ground_mu
-        mu = np.where(np.asarray(coll.kind) == PV, ground_mu, fr.mu) if len(coll) else np.zeros(0)
+        if self._mu_tables is None:
+            self._mu_tables = (fr.body_table(int(mesh.body.max()) + 1), fr.plane_table(len(mesh.planes)))
+        mu = stencil_mu(coll.kind, coll.vertices, coll.primitives, mesh.body, *self._mu_tables)
         fc = FrictionCollisions.build(coll, mesh, xs, self.kappa, mu, dhat=self.contact.dhat,
                                       use_physical_barrier=self.contact.convergent)
         return FrictionTerm(fc, FrictionPotential(fr.eps_v, h), jmap.apply(x_t), jmap, weight)
@@ -315,8 +298,7 @@ class NewtonSolver:
         wi, wp = setup.weights
         terms = [InertiaTerm(m.mass_matrix, setup.q_hat, wi), ElasticEnergyTerm(self.elastic, wp),
                  ExternalWorkTerm(setup.f_ext, wp),
-                 BarrierTerm(m.collision_mesh, m.surface_map, self.contact.dhat, self.kappa, self.contact.convergent,
-                             wp)]
+                 self._barrier_term(wp)]
         if friction is not None:
             terms.append(friction)
         if setup.damping is not None:
@@ -349,8 +331,7 @@ class NewtonSolver:
         xs = self._surface(state.x)
         coll = self._static_collisions(xs)
         if len(coll):
-            barrier = BarrierTerm(m.collision_mesh, m.surface_map, self.contact.dhat, self.kappa,
-                                  self.contact.convergent, 1.0)
+            barrier = self._barrier_term(1.0)
             ev = IncrementalPotential([], m.surface_map).evaluation(state.x)
             ev.cache["collisions"] = coll
             g = np.zeros(state.x.size)
@@ -388,13 +369,15 @@ class NewtonSolver:
             check_quasi_static_support(m, state_in.x, setup.prescribed, self.contact.dhat)
         x = state_in.x.copy()
         e = 0.0
-        for lag in range(self.friction.lagging_iterations if self.friction else 1):
+        for lag in range(self.friction.max_solves if self.friction else 1):
             fric = None
             if self.friction:
                 fric = self._friction_term(state_in.x, state_in.x if lag == 0 else x, h, setup.weights[1])
                 stats.n_friction = len(fric.collisions)
             stats.lagging_iterations = lag + 1
             x, e, ev = self._newton(self._potential(setup, fric), x, setup, h, stats)
+            if lag > 0 and self._first_small and self.friction.lagging_iterations == 0:
+                break  # the re-lagged problem was solved where it started: the lagging converged
         xs = ev.xs
         self._keep_static(ev)
         coll = self._static_collisions(xs)
@@ -463,6 +446,8 @@ class NewtonSolver:
             # IPC's criterion; but the first direction is always taken, else a body whose per-step velocity
             # change is below tol (g h < tol * bbox at small h) would never leave rest
             small = arrived and self._increment(p) / h < self.tol * self._bbox
+            if it == 0:
+                self._first_small = small
             if small and it > 0:
                 stats.converged = True
                 break

@@ -106,13 +106,16 @@ class ExternalWorkTerm(EnergyTerm):
 
 class BarrierTerm(EnergyTerm):
     """w kappa B(J q): the barrier potential on the collision surface (docs/contact.md), active set built from
-    the evaluation's candidates; Hessian PSD-projected per stencil ('analytic')."""
+    the evaluation's candidates; Hessian PSD-projected per stencil ('analytic'). vertex_stiffness: None or
+    (n_surface,) [1], per-vertex relative stiffness (each stencil scaled by its softer side, ``build_collisions``)."""
 
     contact = True
 
-    def __init__(self, mesh, surface_map, dhat: float, kappa: float, convergent: bool, weight: float):
+    def __init__(self, mesh, surface_map, dhat: float, kappa: float, convergent: bool, weight: float,
+                 vertex_stiffness=None):
         self.mesh, self.surface_map, self.dhat, self.weight = mesh, surface_map, float(dhat), float(weight)
-        self.build_args = dict(use_area_weighting=convergent, use_improved_max_approximator=convergent)
+        self.build_args = dict(use_area_weighting=convergent, use_improved_max_approximator=convergent,
+                               vertex_stiffness=vertex_stiffness)
         self.barrier_args = dict(stiffness=float(kappa), use_physical_barrier=convergent)
 
     def collisions(self, ev: Evaluation):

@@ -11,7 +11,8 @@ Which pairs (the same split as ipc-toolkit's ``Candidates``):
 - ``pv``: half-space planes against vertices whose box comes within the inflation radius of the plane.
 
 Pairs whose both primitives are made only of obstacle vertices (``mesh.is_obstacle``) are left out;
-planes are obstacles, so obstacle vertices never pair with planes.
+planes are obstacles, so obstacle vertices never pair with planes. Pairs of two primitives of one body whose
+``mesh.self_contact`` is False are left out too (a primitive's body: that of its first vertex).
 
 Boxes: each vertex box is inflated by ``inflation_radius`` (r) and edge/face boxes are unions of their
 vertex boxes, so two primitives closer than 2 r (trajectories, for CCD) are always candidates. For
@@ -150,7 +151,24 @@ def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: s
         rows.append(np.stack([np.full(hit.size, k, np.int64), hit.astype(np.int64)], axis=1))
     if rows:
         out.pv = np.concatenate(rows, axis=0)
+    if mesh.self_contact is not None and not np.all(mesh.self_contact):
+        _drop_self_pairs(out, mesh)
     return out
+
+
+def _drop_self_pairs(out: Candidates, mesh) -> None:
+    """Remove the pairs of two primitives of one body without self contact (``mesh.self_contact``)."""
+    body, off = np.asarray(mesh.body, np.int64), ~np.asarray(mesh.self_contact, bool)
+    faces, edges = mesh.faces.reshape(-1, 3), mesh.edges.reshape(-1, 2)
+    owners = {"vf": (body, body[faces[:, 0]] if len(faces) else body[:0]),
+              "ee": (body[edges[:, 0]] if len(edges) else body[:0],) * 2,
+              "vv": (body, body),
+              "ev": (body[edges[:, 0]] if len(edges) else body[:0], body)}
+    for name, (first, second) in owners.items():
+        pairs = getattr(out, name)
+        if len(pairs):
+            a, b = first[pairs[:, 0]], second[pairs[:, 1]]
+            setattr(out, name, np.ascontiguousarray(pairs[~((a == b) & off[a])]))
 
 
 def brute_force_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: str = "brute_force") -> Candidates:

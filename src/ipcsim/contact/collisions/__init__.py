@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..broad_phase.threads import numba_threads, threads_for
-from ..collisions_data import Collisions
+from ..collisions_data import EE, PV, Collisions
 from ..scratch import scratch_array
 from .improved_max import with_improved_max_terms
 from .merge import merge
@@ -55,7 +55,7 @@ def _pairs(a) -> np.ndarray:
 
 
 def build_collisions(mesh, x, dhat: float, candidates=None, use_area_weighting: bool = False,
-                     use_improved_max_approximator: bool = False) -> Collisions:
+                     use_improved_max_approximator: bool = False, vertex_stiffness=None) -> Collisions:
     """The active set of ``mesh`` at positions x: every stencil with squared distance < dhat^2.
 
     Args:
@@ -66,9 +66,13 @@ def build_collisions(mesh, x, dhat: float, candidates=None, use_area_weighting: 
             them with the static broad phase at x, boxes inflated by dhat / 2. See the module
             docstring for the line-search lifecycle.
         use_area_weighting, use_improved_max_approximator: the convergent formulation (002).
+        vertex_stiffness: None, or (n_vertices,) float64 [1], a relative barrier stiffness per collision vertex
+            (+inf for obstacle vertices): every stencil's weight is multiplied by the smaller value of its two
+            sides (``stencil_stiffness``), so each contact is as stiff as its softer side.
 
     Returns:
-        ``Collisions`` with stencils ordered by kind (VV, EV, EE, FV, PV); weights as in ipc-toolkit.
+        ``Collisions`` with stencils ordered by kind (VV, EV, EE, FV, PV); weights as in ipc-toolkit (times the
+        stencil stiffness when vertex_stiffness is given).
     """
     x = np.asarray(x, dtype=np.float64)
     n = mesh.n_vertices
@@ -110,6 +114,26 @@ def build_collisions(mesh, x, dhat: float, candidates=None, use_area_weighting: 
         raise ValueError("build_collisions: mesh too large for the 52-bit stencil keys")
     work = scratch_array("merge", (5, len(rk)), np.int64)
     kind, verts, prims, dtype, eps_x, weight = merge(rk, ri, rd, rw, re, edges, faces, n, max(mesh.n_edges, 1), work)
+    if vertex_stiffness is not None and len(kind):
+        weight = weight * stencil_stiffness(vertex_stiffness, kind, verts)
     return Collisions(kind=kind, vertices=verts, primitives=prims, dtype=dtype, eps_x=eps_x, weight=weight,
                       dhat=dhat, use_area_weighting=area_w,
                       use_improved_max_approximator=bool(use_improved_max_approximator))
+
+
+def stencil_stiffness(vertex_stiffness, kind, vertices) -> np.ndarray:
+    """(n,) float64 [1]: per stencil, the smaller relative stiffness of its two sides.
+
+    Args:
+        vertex_stiffness: (n_vertices,) float64 [1] > 0, +inf on obstacle vertices.
+        kind: (n,) int64 stencil kinds; vertices: (n, 4) int64 stencil vertices (``collisions_data``).
+    The sides are the first vertex and, for EE the third, otherwise the second; a plane (PV) is rigid (+inf).
+    A stencil whose sides are both infinitely stiff (never built: obstacles do not touch obstacles) gets 1.
+    """
+    s = np.asarray(vertex_stiffness, dtype=np.float64)
+    verts = np.asarray(vertices, dtype=np.int64)
+    kind = np.asarray(kind)
+    other = np.where(kind == EE, verts[:, 2], verts[:, 1])
+    side_b = np.where(kind == PV, np.inf, s[np.maximum(other, 0)])
+    scale = np.minimum(s[verts[:, 0]], side_b)
+    return np.where(np.isfinite(scale), scale, 1.0)
