@@ -235,6 +235,7 @@ class AnnulusGrid:
         fine_triangle: (N,) int64, the fine triangle holding each grid point; fine_weights: (N, 3) [1] its
             barycentric weights (a field f on the fine vertices lifts as sum_a w_a f[fine_tri[a]]).
         ring: (N,) int64 ring index; column: (N,) int64 column index.
+        uv: (N, 2) [1], the grid points in the annulus map's plane.
     """
 
     vertices: np.ndarray
@@ -243,6 +244,7 @@ class AnnulusGrid:
     fine_weights: np.ndarray
     ring: np.ndarray
     column: np.ndarray
+    uv: np.ndarray
 
     def lift(self, fine_triangles, field) -> np.ndarray:
         """A field (n_fine, ...) on the fine vertices interpolated at the grid points: (N, ...)."""
@@ -307,7 +309,7 @@ def annulus_grid(vertices, triangles, uv, inner_loop, column_factor: float, n_ri
     ref = np.einsum("na,nac->nc", w, fine_n[t_idx[tri]])[tris].sum(axis=1)
     if np.sum(np.einsum("ij,ij->i", gn, ref)) < 0:
         tris = tris[:, [0, 2, 1]]
-    return AnnulusGrid(xyz, tris, tri, w, ring, column)
+    return AnnulusGrid(xyz, tris, tri, w, ring, column, pts)
 
 
 # ------------------------------------------------------------------------------------------- extrusion

@@ -34,13 +34,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ..contact.intersection import find_intersections
+from ..geometry.collision_mesh import CollisionMesh
 from ..geometry.embedding import embed_points
 from ..geometry.face_mesh import (annulus_grid, annulus_map, boundary_loops, edge_distance, extrude_shell,
-                                  smooth_unit, tilt_towards_normals, vertex_normals)
+                                  PlanarLocator, smooth_unit, tilt_towards_normals, vertex_normals)
 from ..geometry.shape_targets import HarmonicExtension, actuation_targets
 from ..geometry.surface import compact_vertices
 from ..model.face import FaceModel
-from .face_sequence import expression_sequence
+from .face_sequence import count_interpenetrations, expression_sequence
 
 #: The blendshapes used (ICT-FaceKit file names without .obj).
 NAMES = ("jawOpen", "mouthClose", "mouthFunnel", "mouthPucker", "mouthPress_L", "mouthPress_R", "mouthRollLower",
@@ -54,7 +56,7 @@ SIZES = {"small": dict(column_factor=0.5, n_rings=12, n_layers=2),
 #: Geometry defaults [m].
 DEFAULTS = dict(crop_radius=0.05, crop_inner=0.0045, crop_top=-0.013, thickness=0.018, thickness_lip=0.005, thickness_blend=0.025,
                 normal_smoothing=100, free_radius=0.02, jaw_level=-0.04, proxy_inner=0.0015, proxy_outer=0.022,
-                stiffness=1.0e4, min_normal_dot=0.3, fix_rounds=40, min_stretch=0.2, push_protect=0.004, push_rounds=0)
+                stiffness=1.0e4, min_normal_dot=0.3, fix_rounds=40, min_stretch=0.2, push_margin=1e-4)
 _CM = 0.01
 
 
@@ -186,7 +188,7 @@ def simulation_mesh(patch: dict, column_factor: float, n_rings: int, n_layers: i
     verts, tets, report, thick = extrude_shell(grid.vertices, grid.triangles, directions, thick, n_layers,
                                                fix_rounds=p["fix_rounds"])
     n_s = len(grid.vertices)
-    return dict(vertices=verts, tets=tets, report=report, grid=grid, directions=directions,
+    return dict(vertices=verts, tets=tets, report=report, grid=grid, directions=directions, uv=uv,
                 layer_of=np.arange(len(verts)) // n_s, distance=np.tile(dist, n_layers + 1), n_surface=n_s,
                 thickness=thick)
 
@@ -200,32 +202,57 @@ def proxy_surface(patch: dict, inner: float, outer: float) -> tuple[np.ndarray, 
     return ids, faces
 
 
-def embed_proxy(mesh: dict, points: np.ndarray, protect: float, max_rounds: int = 0, margin: float = 2e-5):
-    """Embed proxy points (p, 3) [m] in the simulation tets, first pushing outer-layer vertices outwards (along
-    their extrusion directions) until every proxy point lies inside a tet, except near the mouth: outer
-    vertices closer than ``protect`` [m] to the mouth opening are not moved (pushing them would close the slit
-    between the lips); proxy points there may stay slightly outside (extrapolated weights, reported).
-    Modifies mesh['vertices']. Returns (SurfaceMap, EmbeddingReport, largest push [m])."""
-    from ..geometry.embedding import TetLocator
-    v, tets, n_s = mesh["vertices"], mesh["tets"], mesh["n_surface"]
-    movable = mesh["distance"][:n_s] >= protect
-    push = np.zeros(n_s)
+def outer_offsets(mesh: dict, fine_uv: np.ndarray, fine_points: np.ndarray, margin: float) -> np.ndarray:
+    """How far (n_s,) [m] each outer-layer vertex must move out along its extrusion direction so that the
+    outer surface covers the fine points (p, 3) [m] (their annulus-map coordinates fine_uv (p, 2)): a fine
+    point at height h along the interpolated extrusion direction above the grid triangle holding it asks
+    h + margin [m] of the triangle's three corners (the margin also covers points just below the triangle
+    but outside the tets, which cut the twisted side quads of the prisms along diagonals)."""
+    grid, n_s = mesh["grid"], mesh["n_surface"]
+    tri, w = PlanarLocator(grid.uv, grid.triangles).locate(fine_uv)
+    corners = grid.triangles[tri]
+    x = mesh["vertices"][:n_s]
+    base = np.einsum("pa,pac->pc", w, x[corners])
+    d = np.einsum("pa,pac->pc", w, mesh["directions"][corners])
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    above = np.maximum(np.einsum("pc,pc->p", fine_points - base, d) + margin, 0.0)
+    need = np.zeros(n_s)
+    for a in range(3):
+        np.maximum.at(need, corners[:, a], above)
+    return need
+
+
+def inflate_outer_layer(mesh: dict, fine_uv, fine_points, margin: float, max_rounds: int = 20,
+                        passes: int = 4) -> tuple[float, int]:
+    """Push the outer layer out by ``outer_offsets`` (a few passes), then halve the push on the corners of every
+    boundary triangle of the shell that intersects another (the two lips' flaps pressed into each other) and
+    start again, until the shell's boundary is intersection-free. Modifies mesh['vertices']. Returns (largest
+    push [m], number of outer vertices whose push was reduced)."""
+    n_s = mesh["n_surface"]
+    rest = mesh["vertices"].copy()
+    scale = np.ones(n_s)
     for _ in range(max_rounds):
-        tet, w, dist, _ = TetLocator(v, tets).locate(points)
-        out = np.flatnonzero(dist > 0)
-        if out.size == 0:
-            break
-        corners, wo = tets[tet[out]], np.abs(w[out])
+        mesh["vertices"][:] = rest
         amount = np.zeros(n_s)
-        for a in range(4):
-            ok = (corners[:, a] < n_s) & movable[np.minimum(corners[:, a], n_s - 1)]
-            np.maximum.at(amount, corners[ok, a], dist[out][ok] + margin)
-        if not amount.any():
+        for _ in range(passes):  # the directions under a point change as its corners move: a few passes
+            extra = scale * outer_offsets(mesh, fine_uv, fine_points, margin)
+            mesh["vertices"][:n_s] += extra[:, None] * mesh["directions"]
+            amount += extra
+        bad = shell_intersections(mesh["vertices"], mesh["tets"])
+        if bad.size == 0:
             break
-        v[:n_s] += amount[:, None] * mesh["directions"]
-        push += amount
-    w_map, rep = embed_points(points, v, tets)
-    return w_map, rep, float(push.max())
+        scale[bad[bad < n_s]] *= 0.5
+    return float(amount.max(initial=0.0)), int(np.count_nonzero(scale < 1))
+
+
+def shell_intersections(vertices, tets) -> np.ndarray:
+    """Vertices (k,) int64 of the boundary triangles and edges of a tet mesh that intersect each other."""
+    cm = CollisionMesh.from_tet_mesh(vertices, tets)
+    pairs = find_intersections(cm, cm.surface_positions(vertices))
+    if len(pairs) == 0:
+        return np.zeros(0, np.int64)
+    local = np.unique(np.r_[cm.edges[pairs[:, 0]].ravel(), cm.faces[pairs[:, 1]].ravel()])
+    return cm.full_vertex_index[local]
 
 
 # ------------------------------------------------------------------------------------------------- the model
@@ -241,8 +268,12 @@ def build_face(size: str = "small", data_dir=None, names=NAMES, **overrides) -> 
     """The actuated face (module doc) from the ICT files in data_dir (default ``default_data_dir()``).
 
     size: 'small' (tests, demo) or 'large' (benchmark), see SIZES; overrides: any SIZES or DEFAULTS key.
-    The FaceModel's info holds the sizes, timings, the mesh and embedding reports, and 'target_displacements'
-    (K, n, 3) [m], the harmonic extension of each blendshape (the actuation's source).
+    The FaceModel's info holds the sizes, timings, the mesh and embedding reports, 'target_displacements'
+    (K, n, 3) [m] (the harmonic extension of each blendshape: the actuation's source), 'lip_upper' and
+    'lip_lower' (the simulation vertices of the mouth opening's two sides, all layers, corners left out), and
+    the number of frames of the sequence whose uncollided proxy intersects itself: 'interpenetrating_frames'
+    (proxy = W x_target, the harmonic target field) and 'interpenetrating_frames_blendshapes' (proxy = the ICT
+    blendshapes blended directly).
     """
     t0 = time.perf_counter()
     p = {**DEFAULTS, **SIZES[size], **overrides}
@@ -251,7 +282,8 @@ def build_face(size: str = "small", data_dir=None, names=NAMES, **overrides) -> 
     mesh = simulation_mesh(patch, p["column_factor"], p["n_rings"], p["n_layers"], p)
     pids, pfaces = proxy_surface(patch, p["proxy_inner"], p["proxy_outer"])
     proxy_rest = patch["vertices"][pids]
-    w_map, emb, push = embed_proxy(mesh, proxy_rest, p["push_protect"], p["push_rounds"])
+    push, frozen = inflate_outer_layer(mesh, mesh["uv"][pids], proxy_rest, p["push_margin"])
+    w_map, emb = embed_points(proxy_rest, mesh["vertices"], mesh["tets"])
     rest, tets = mesh["vertices"], mesh["tets"]
     bone, jaw = _bone(mesh, p)
     motions, jaw_res = jaw_motions(ict)
@@ -273,14 +305,30 @@ def build_face(size: str = "small", data_dir=None, names=NAMES, **overrides) -> 
                       bone_displacements=bone_disp, proxy_vertices=proxy_rest, proxy_faces=pfaces,
                       proxy_map=w_map, sequence=expression_sequence(names),
                       stiffness=np.full(len(tets), p["stiffness"]))
-    model.info.update(size=size, params=p, n_vertices=len(rest), n_tets=len(tets), n_bone=len(bone),
+    ring0 = np.flatnonzero(grid.ring == 0)
+    upper, lower = _lip_sides(grid, ring0, mesh["vertices"])
+    layers = np.arange(p["n_layers"] + 1)[:, None] * n_s
+    model.info.update(size=size, lip_upper=(upper + layers).ravel(), lip_lower=(lower + layers).ravel(), params=p, n_vertices=len(rest), n_tets=len(tets), n_bone=len(bone),
                       n_jaw=int(jaw.sum()), n_proxy_vertices=len(proxy_rest), n_proxy_faces=len(pfaces),
                       mesh_report=str(mesh["report"]), embedding_report=str(emb), outer_push=push,
+                      unpushed_outer_vertices=frozen,
                       inverted_targets=n_inv, jaw_fit_residual=float(jaw_res.max()),
                       target_displacements=targets, proxy_ict_ids=patch["ids"][pids],
                       source="ICT-FaceKit (MIT), generic_neutral_mesh.obj and blendshapes",
                       build_seconds=time.perf_counter() - t0)
+    skin = ict["displacements"][:, patch["ids"][pids]]  # (K, p, 3): the ICT blendshapes on the proxy
+    model.info["interpenetrating_frames"] = count_interpenetrations(model)[0]
+    model.info["interpenetrating_frames_blendshapes"] = count_interpenetrations(
+        model, positions=lambda w: proxy_rest + np.einsum("k,kpj->pj", w, skin))[0]
     return model
+
+
+def _lip_sides(grid, ring0: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The mouth opening's grid vertices (ring 0) on the upper and the lower lip, the two corner columns (the
+    extreme points across the face) and their neighbours left out."""
+    ang = np.arctan2(grid.uv[ring0, 1], grid.uv[ring0, 0])
+    away = np.abs(np.sin(ang)) > np.sin(2.5 * 2 * np.pi / len(ring0))  # not within 2 columns of a corner
+    return ring0[away & (ang > 0)], ring0[away & (ang < 0)]
 
 
 def _actuation(rest, tets, targets, min_stretch) -> tuple[np.ndarray, list]:

@@ -25,13 +25,13 @@ def _bump(frames, start, end, ramp=4.0) -> np.ndarray:
 
 
 def expression_sequence(names, n_frames: int = N_FRAMES) -> np.ndarray:
-    """Weights (n_frames, K) [1] over ``names`` (unknown names stay 0). Phases (frames of 50): press (0-49, the
-    lips held together throughout), roll lower/upper (8-30), pucker (18-34), jaw open with the lips closed
+    """Weights (n_frames, K) [1] over ``names`` (unknown names stay 0). Phases (frames of 50): frame 0 neutral,
+    press (ramped in over frames 0-6, then held: the lips pressed together throughout), roll lower/upper (8-30), pucker (18-34), jaw open with the lips closed
     (26-44), slide left then right (32-49)."""
     f = np.arange(n_frames) * (50.0 / n_frames)
     w = {
-        "mouthPress_L": 0.9 * _bump(f, -4, 54, 6),
-        "mouthPress_R": 0.9 * _bump(f, -4, 54, 6),
+        "mouthPress_L": 0.9 * _bump(f, 0, 56, 6),
+        "mouthPress_R": 0.9 * _bump(f, 0, 56, 6),
         "mouthRollLower": 0.8 * _bump(f, 8, 30),
         "mouthRollUpper": 0.6 * _bump(f, 12, 30),
         "mouthPucker": 0.6 * _bump(f, 18, 34),
