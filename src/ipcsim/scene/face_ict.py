@@ -160,7 +160,7 @@ def jaw_motions(ict: dict) -> tuple[list, np.ndarray]:
     lower = teeth[moving]
     motions, res = [], []
     for k in range(len(disp)):
-        if lower.size == 0 or np.abs(disp[k][lower]).max() < 1e-7:
+        if lower.size == 0 or np.abs(disp[k][lower]).max() < 1e-5:  # static (file round-off ~1e-6 m)
             motions.append((np.eye(3), np.zeros(3)))
             res.append(0.0)
             continue
@@ -185,8 +185,13 @@ def simulation_mesh(patch: dict, column_factor: float, n_rings: int, n_layers: i
     s = np.clip(dist / p["thickness_blend"], 0.0, 1.0)
     thick = p["thickness_lip"] + (p["thickness"] - p["thickness_lip"]) * s * s * (3.0 - 2.0 * s)
     directions = tilt_towards_normals(directions, grid.triangles, grid.vertices, p["min_normal_dot"])
-    verts, tets, report, thick = extrude_shell(grid.vertices, grid.triangles, directions, thick, n_layers,
-                                               fix_rounds=p["fix_rounds"])
+    for _ in range(p["fix_rounds"]):  # thinner where the shell's boundary runs into itself (a fold of the flaps)
+        verts, tets, report, thick = extrude_shell(grid.vertices, grid.triangles, directions, thick, n_layers,
+                                                   fix_rounds=p["fix_rounds"])
+        bad = shell_intersections(verts, tets) % len(grid.vertices)
+        if bad.size == 0:
+            break
+        thick[np.unique(bad)] *= 0.8
     n_s = len(grid.vertices)
     return dict(vertices=verts, tets=tets, report=report, grid=grid, directions=directions, uv=uv,
                 layer_of=np.arange(len(verts)) // n_s, distance=np.tile(dist, n_layers + 1), n_surface=n_s,
