@@ -26,7 +26,8 @@ def _bump(frames, start, end, ramp=4.0) -> np.ndarray:
 
 def expression_sequence(names, n_frames: int = N_FRAMES) -> np.ndarray:
     """Weights (n_frames, K) [1] over ``names`` (unknown names stay 0). Phases (frames of 50): frame 0 neutral,
-    press (ramped in over frames 0-6, then held: the lips pressed together throughout), roll lower/upper (8-30), pucker (18-34), jaw open with the lips closed
+    press (ramped in over frames 0-6, then held: the lips pressed together throughout), roll lower/upper
+    (8-30), pucker (18-34), jaw open with the lips closed
     (26-44), slide left then right (32-49)."""
     f = np.arange(n_frames) * (50.0 / n_frames)
     w = {
