@@ -4,18 +4,18 @@ Built for the actuated face of 000_face_pd_ipc_paper.txt (the lips are the two s
 mouth), but nothing here knows about faces: the input is a triangulated surface patch of annulus topology
 (one outer boundary loop, one inner boundary loop: the hole) in metres.
 
-1. ``annulus_map``: a harmonic (cotangent-weight) map of the patch onto a planar annulus, the hole's loop on the
-   unit circle (by arc length), the outer loop on the circle of radius ``outer_radius`` (by its angle about the
-   hole's centre seen along the view direction);
+1. ``annulus_map``: a harmonic map of the patch onto a planar annulus: the hole's loop on the unit circle, the
+   outer loop on a circle of radius R, each boundary vertex at its angle under the conformal map of the outside
+   of a slit (the hole seen as a slit between its two corners; x = a cos(theta) along each side of the hole);
 2. ``annulus_grid``: a structured polar grid in that annulus (columns at the angles of every ``step``-th hole
    vertex, or between them; rings at radii growing geometrically), triangulated, each grid point lifted onto
    the fine patch by its barycentric coordinates in the fine triangle that holds it (``PlanarLocator``). The
    first ring lies exactly on the hole's loop, so the two sides of the hole (two lips) stay apart: no grid
    triangle spans the hole;
-3. ``extrude_shell``: every surface vertex is moved inwards along a smoothed normal direction (``smooth_unit``)
-   by a per-vertex thickness, in ``n_layers`` equal steps; each triangle and layer gives a prism cut into three
-   tets by the global-index rule (corners sorted by vertex id: (a, b, c, c'), (a, b, b', c'), (a, a', b', c')),
-   so that neighbouring prisms cut their shared quad along the same diagonal and the mesh is conforming.
+3. ``extrude_shell``: every surface vertex is moved inwards along a smoothed normal direction (``smooth_unit``,
+   ``tilt_towards_normals``) by a per-vertex thickness (reduced where tets would invert or be slivers), in
+   ``n_layers`` equal steps; each triangle and layer gives a prism cut into three tets by the global-index rule
+   (corners sorted by vertex id: (a, b, c, c'), (a, b, b', c'), (a, a', b', c')), so that neighbouring prisms cut their shared quad along the same diagonal and the mesh is conforming.
 
 Vertex numbering of the shell: vertex s of the surface in layer l (l = 0 outer, l = n_layers inner) is
 ``l * n_surface + s``.
@@ -376,7 +376,8 @@ def tilt_towards_normals(directions, triangles, surface_vertices, min_dot: float
     return d
 
 
-def extrude_shell(surface_vertices, triangles, directions, thickness, n_layers: int, fix_rounds: int = 0):
+def extrude_shell(surface_vertices, triangles, directions, thickness, n_layers: int, fix_rounds: int = 0,
+                  min_volume_ratio: float = 0.0):
     """Extrude a surface inwards into prism layers cut into tets.
 
     Args:
@@ -385,8 +386,10 @@ def extrude_shell(surface_vertices, triangles, directions, thickness, n_layers: 
             x_s - (l / n_layers) thickness_s directions_s.
         thickness: (n_s,) [m].
         n_layers: prism layers (>= 1).
-        fix_rounds: while some tet is inverted, up to this many times, shrink the thickness of the corners of
-            the inverted tets' surface triangles by 0.8 (a fold-over of the inner layers: thinner there).
+        fix_rounds: while some tet is inverted, or squashed (its volume below min_volume_ratio [1] times
+            A h / 3, its share of a straight prism on its surface triangle of area A, h = the layer height at the
+            triangle's corners), up to this many times, shrink the thickness of the corners of those tets by 0.8
+            (a fold-over of the inner layers, or nearly: thinner there).
     Returns:
         vertices (n_s (n_layers + 1), 3) [m], tets (3 f n_layers, 4) int64 (positively oriented wherever the
         prism is not folded over), ShellReport, the thickness used (n_s,) [m].
@@ -398,11 +401,21 @@ def extrude_shell(surface_vertices, triangles, directions, thickness, n_layers: 
     tets = _oriented_prism_tets(x, triangles, n_layers)
     for _ in range(fix_rounds + 1):
         verts = np.concatenate([x - (layer / n_layers) * h * d for layer in range(n_layers + 1)])
-        bad = tets[tet_signed_volumes(verts, tets) <= 0] % n_s
+        bad = tets[tet_signed_volumes(verts, tets) <= min_volume_ratio * _straight_volumes(x, triangles, h, n_layers)]
+        bad = bad % n_s
         if len(bad) == 0:
             break
         h[np.unique(bad)] *= 0.8
     return verts, tets, shell_report(verts, tets), h.ravel()
+
+
+def _straight_volumes(x, triangles, h, n_layers: int) -> np.ndarray:
+    """A h / 3 [m^3] per tet of ``prism_tets``: a third of the straight prism on each surface triangle (area A)
+    with the layer height h = mean corner thickness / n_layers."""
+    t = np.asarray(triangles, np.int64)
+    area = 0.5 * np.linalg.norm(np.cross(x[t[:, 1]] - x[t[:, 0]], x[t[:, 2]] - x[t[:, 0]]), axis=1)
+    per_tri = area * h.ravel()[t].mean(axis=1) / (3.0 * n_layers)
+    return np.tile(np.repeat(per_tri, 3), n_layers)
 
 
 def _oriented_prism_tets(x, triangles, n_layers: int) -> np.ndarray:

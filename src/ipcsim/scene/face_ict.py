@@ -38,7 +38,8 @@ from ..contact.intersection import find_intersections
 from ..geometry.collision_mesh import CollisionMesh
 from ..geometry.embedding import embed_points
 from ..geometry.face_mesh import (annulus_grid, annulus_map, boundary_loops, edge_distance, extrude_shell,
-                                  PlanarLocator, smooth_unit, tilt_towards_normals, vertex_normals)
+                                  PlanarLocator, shell_report, smooth_unit, tilt_towards_normals,
+                                  vertex_normals)
 from ..geometry.shape_targets import HarmonicExtension, actuation_targets
 from ..geometry.surface import compact_vertices
 from ..model.face import FaceModel
@@ -57,15 +58,16 @@ SIZES = {"small": dict(column_factor=0.5, n_rings=12, n_layers=2),
 #: the ICT mouth edge, height below the nose, cut at the lips' contact line); thickness / thickness_lip /
 #: thickness_blend: the shell's depth away from / at the mouth and the distance over which it blends;
 #: normal_smoothing: smoothing steps of the extrusion directions (on the fine patch); min_normal_dot: their
-#: least dot product with the surface normals; fix_rounds / fold_rounds: thickness reductions against inverted
-#: tets / against a shell boundary that runs into itself; free_radius: the inner layer closer than this to the
-#: mouth is free (the lips), the rest is bone; jaw_level: bone below this height is the jaw; proxy_inner /
-#: proxy_outer: the proxy's band of distances from the mouth opening; push_margin: the depth of the proxy under
-#: the inflated outer layer; min_stretch: the least eigenvalue of A (inverted targets); stiffness [Pa].
+#: least dot product with the surface normals; fix_rounds: thickness reductions against inverted tets or tets
+#: squashed below min_volume_ratio of a straight prism's tet; fold_rounds: against a shell boundary that runs into itself;
+#: free_radius: the inner layer closer than this to the mouth is free (the lips), the rest is bone; jaw_level:
+#: bone below this height is the jaw; proxy_inner / proxy_outer: the proxy's band of distances from the mouth
+#: opening; push_margin: the depth of the proxy under the inflated outer layer; min_stretch: the least
+#: eigenvalue of A (inverted targets); stiffness [Pa].
 DEFAULTS = dict(crop_radius=0.05, crop_inner=0.0045, crop_top=-0.013, thickness=0.018, thickness_lip=0.005,
-                thickness_blend=0.025, normal_smoothing=100, min_normal_dot=0.3, fix_rounds=40, fold_rounds=10,
-                free_radius=0.02, jaw_level=-0.04, proxy_inner=0.0015, proxy_outer=0.022, push_margin=1e-4,
-                min_stretch=0.2, stiffness=1.0e4)
+                thickness_blend=0.025, normal_smoothing=100, min_normal_dot=0.3, fix_rounds=40, min_volume_ratio=0.2,
+                fold_rounds=10, free_radius=0.02, jaw_level=-0.04, proxy_inner=0.0015, proxy_outer=0.022,
+                push_margin=1e-4, min_stretch=0.2, stiffness=1.0e4)
 _CM = 0.01
 
 
@@ -196,7 +198,8 @@ def simulation_mesh(patch: dict, column_factor: float, n_rings: int, n_layers: i
     directions = tilt_towards_normals(directions, grid.triangles, grid.vertices, p["min_normal_dot"])
     for _ in range(p["fold_rounds"]):  # thinner where the shell's boundary runs into itself (a fold of the flaps)
         verts, tets, report, thick = extrude_shell(grid.vertices, grid.triangles, directions, thick, n_layers,
-                                                   fix_rounds=p["fix_rounds"])
+                                                   fix_rounds=p["fix_rounds"],
+                                                   min_volume_ratio=p["min_volume_ratio"])
         bad = shell_intersections(verts, tets) % len(grid.vertices)
         if bad.size == 0:
             break
@@ -325,7 +328,7 @@ def build_face(size: str = "small", data_dir=None, names=NAMES, **overrides) -> 
     model.info.update(size=size, lip_upper=(upper + layers).ravel(), lip_lower=(lower + layers).ravel(),
                       params=p, n_vertices=len(rest), n_tets=len(tets), n_bone=len(bone),
                       n_jaw=int(jaw.sum()), n_proxy_vertices=len(proxy_rest), n_proxy_faces=len(pfaces),
-                      mesh_report=str(mesh["report"]), embedding_report=str(emb), outer_push=push,
+                      mesh_report=str(shell_report(rest, tets)), embedding_report=str(emb), outer_push=push,
                       unpushed_outer_vertices=frozen,
                       inverted_targets=n_inv, jaw_fit_residual=float(jaw_res.max()),
                       target_displacements=targets, proxy_ict_ids=patch["ids"][pids],
