@@ -85,11 +85,12 @@ def boundary_loops(triangles) -> list[np.ndarray]:
     return sorted(loops, key=len, reverse=True)
 
 
-def edge_distance(vertices, triangles, sources) -> np.ndarray:
-    """Shortest-path distance (n,) [m] along the edges of triangles (f, 3) from the vertex set ``sources``."""
+def edge_distance(vertices, triangles, sources, unweighted: bool = False) -> np.ndarray:
+    """Shortest-path distance (n,) [m] along the edges of triangles (f, 3) from the vertex set ``sources``
+    (unweighted: the number of edges [1])."""
     v = np.asarray(vertices, np.float64)
     edges, _ = face_edges(triangles)
-    w = np.linalg.norm(v[edges[:, 0]] - v[edges[:, 1]], axis=1)
+    w = np.ones(len(edges)) if unweighted else np.linalg.norm(v[edges[:, 0]] - v[edges[:, 1]], axis=1)
     g = sp.coo_matrix((w, (edges[:, 0], edges[:, 1])), shape=(len(v), len(v))).tocsr()
     return csgraph.dijkstra(g, directed=False, indices=np.asarray(sources, np.int64), min_only=True)
 
@@ -147,6 +148,42 @@ def _slit_loop_angles(points, i: int, j: int, up) -> np.ndarray:
     return theta
 
 
+def _monotone_angles(theta) -> np.ndarray:
+    """Angles (k,) [rad] of a loop made strictly monotone in loop order (a running extremum in the loop's overall
+    sense; ties spread by 1e-6 of the mean step): a jagged outline keeps its vertices in order on the circle."""
+    t = np.unwrap(np.asarray(theta, np.float64))
+    sense = 1.0 if t[-1] >= t[0] else -1.0
+    m = np.maximum.accumulate(sense * t)
+    m = m + 1e-6 * (2.0 * np.pi / len(m)) * np.arange(len(m))
+    return sense * m
+
+
+def _loop_points(uv, loop, angles) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where the rays at ``angles`` (c,) [rad] cross the polygon of a boundary loop in the plane (loop vertices
+    at increasing or decreasing angle): (first vertex (c,), second vertex (c,), fraction (c,) along the edge)."""
+    loop = np.asarray(loop, np.int64)
+    th = np.unwrap(np.arctan2(uv[loop, 1], uv[loop, 0]))
+    if th[-1] < th[0]:
+        loop, th = loop[::-1], th[::-1]
+    lp, th_c = np.r_[loop, loop[0]], np.r_[th, th[0] + 2.0 * np.pi]
+    a = (np.asarray(angles) - th[0]) % (2.0 * np.pi) + th[0]
+    i = np.clip(np.searchsorted(th_c, a, side="right") - 1, 0, len(loop) - 1)
+    frac = np.clip((a - th_c[i]) / (th_c[i + 1] - th_c[i]), 0.0, 1.0)
+    return lp[i], lp[i + 1], frac
+
+
+def _edge_triangles(triangles, a, b) -> tuple[np.ndarray, np.ndarray]:
+    """For boundary edges (a, b) (c,): the triangle holding each and the slots (c, 2) of a and b in it."""
+    t = np.asarray(triangles, np.int64)
+    key = {}
+    for f, tri in enumerate(t.tolist()):
+        for k in range(3):
+            key[(tri[k], tri[(k + 1) % 3])] = (f, k, (k + 1) % 3)
+            key[(tri[(k + 1) % 3], tri[k])] = (f, (k + 1) % 3, k)
+    hit = np.array([key[(int(i), int(j))] for i, j in zip(a, b)], np.int64).reshape(-1, 3)
+    return hit[:, 0], hit[:, 1:]
+
+
 def annulus_map(vertices, triangles, inner_loop, outer_loop, view) -> tuple[np.ndarray, float]:
     """Planar coordinates (n, 2) [1] of a patch of annulus topology, and the outer radius [1].
 
@@ -173,6 +210,7 @@ def annulus_map(vertices, triangles, inner_loop, outer_loop, view) -> tuple[np.n
     centre = 0.5 * (v[inner[i]] + v[inner[j]])
     th_in = _slit_loop_angles(v[inner], i, j, ey)
     th_out, r_out = slit_angles(v[outer], centre, ex, ey, half)
+    th_out = _monotone_angles(th_out)
     radius = float(np.median(r_out))
     fixed = np.r_[inner, outer]
     uv_fixed = np.r_[np.c_[np.cos(th_in), np.sin(th_in)], radius * np.c_[np.cos(th_out), np.sin(th_out)]]
@@ -254,7 +292,7 @@ class AnnulusGrid:
 
 
 def annulus_grid(vertices, triangles, uv, inner_loop, column_factor: float, n_rings: int,
-                 outer_radius: float = 4.0, growth: float | None = None) -> AnnulusGrid:
+                 outer_radius: float = 4.0, growth: float | None = None, outer_loop=None) -> AnnulusGrid:
     """Structured polar remesh of a fine patch mapped by ``annulus_map``.
 
     Args:
@@ -264,6 +302,8 @@ def annulus_grid(vertices, triangles, uv, inner_loop, column_factor: float, n_ri
             2 (also one through each hole edge's midpoint: the hole's fine polygon is kept exactly).
         n_rings: rings from the hole (ring 0, radius 1) to the outer circle (radius outer_radius).
         growth: ratio of consecutive ring spacings (None: geometric radii, isotropic cells of a conformal map).
+        outer_loop: (q,) int64, the outer boundary loop: the last ring is put on its polygon (None: the grid
+            points of the last ring are located like the others, clamped onto the nearest fine triangle).
     """
     v = np.asarray(vertices, np.float64)
     inner = np.asarray(inner_loop, np.int64)
@@ -287,10 +327,20 @@ def annulus_grid(vertices, triangles, uv, inner_loop, column_factor: float, n_ri
     rr, cc = np.meshgrid(radii, cols, indexing="ij")
     pts = np.c_[(rr * np.cos(cc)).ravel(), (rr * np.sin(cc)).ravel()]
     ring, column = np.divmod(np.arange(len(pts)), n_col)
-    # ring 0 and the outer ring on the polygons of the fine boundary: pull them onto the fine edges exactly
     loc = PlanarLocator(uv, triangles)
     tri, w = loc.locate(pts)
     t_idx = np.asarray(triangles, np.int64)
+    # the first and last rings exactly on the fine boundary polygons (where the rays of the columns cross them)
+    for r, loop in ((0, inner), (n_rings - 1, outer_loop)):
+        if loop is None:
+            continue
+        a, b, frac = _loop_points(uv, loop, cols)
+        f, slots = _edge_triangles(t_idx, a, b)
+        rows = r * n_col + np.arange(n_col)
+        tri[rows] = f
+        w[rows] = 0.0
+        w[rows, slots[:, 0]] = 1.0 - frac
+        w[rows, slots[:, 1]] = frac
     xyz = np.einsum("na,nac->nc", w, v[t_idx[tri]])
     quads = []
     for r in range(n_rings - 1):
@@ -377,7 +427,7 @@ def tilt_towards_normals(directions, triangles, surface_vertices, min_dot: float
 
 
 def extrude_shell(surface_vertices, triangles, directions, thickness, n_layers: int, fix_rounds: int = 0,
-                  min_volume_ratio: float = 0.0):
+                  min_volume_ratio: float = 0.0, min_fraction: float = 0.25):
     """Extrude a surface inwards into prism layers cut into tets.
 
     Args:
@@ -388,15 +438,17 @@ def extrude_shell(surface_vertices, triangles, directions, thickness, n_layers: 
         n_layers: prism layers (>= 1).
         fix_rounds: while some tet is inverted, or squashed (its volume below min_volume_ratio [1] times
             A h / 3, its share of a straight prism on its surface triangle of area A, h = the layer height at the
-            triangle's corners), up to this many times, shrink the thickness of the corners of those tets by 0.8
-            (a fold-over of the inner layers, or nearly: thinner there).
+            triangle's corners), up to this many times, shrink the thickness of the corners of those tets by 0.8,
+            not below min_fraction of the given thickness (a fold-over of the inner layers, or nearly: thinner
+            there; a tet that the limit leaves inverted shows in the report).
     Returns:
         vertices (n_s (n_layers + 1), 3) [m], tets (3 f n_layers, 4) int64 (positively oriented wherever the
         prism is not folded over), ShellReport, the thickness used (n_s,) [m].
     """
     x = np.asarray(surface_vertices, np.float64)
     d = np.asarray(directions, np.float64)
-    h = np.asarray(thickness, np.float64).reshape(-1, 1).copy()
+    h0 = np.asarray(thickness, np.float64).reshape(-1, 1)
+    h = h0.copy()
     n_s = len(x)
     tets = _oriented_prism_tets(x, triangles, n_layers)
     for _ in range(fix_rounds + 1):
@@ -405,7 +457,8 @@ def extrude_shell(surface_vertices, triangles, directions, thickness, n_layers: 
         bad = bad % n_s
         if len(bad) == 0:
             break
-        h[np.unique(bad)] *= 0.8
+        idx = np.unique(bad)
+        h[idx] = np.maximum(0.8 * h[idx], min_fraction * h0[idx])
     return verts, tets, shell_report(verts, tets), h.ravel()
 
 

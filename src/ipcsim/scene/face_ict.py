@@ -55,7 +55,8 @@ TEETH = (17039, 21451)
 SIZES = {"small": dict(column_factor=0.5, n_rings=12, n_layers=2),
          "large": dict(column_factor=2.0, n_rings=32, n_layers=8)}
 #: Construction defaults (lengths [m]): crop_radius / crop_top / crop_inner: the patch (edge-path distance from
-#: the ICT mouth edge, height below the nose, cut at the lips' contact line); thickness / thickness_lip /
+#: the ICT mouth edge, height below the nose, the distance from the ICT mouth edge where the patch is cut: the
+#: lips' contact line); thickness / thickness_lip /
 #: thickness_blend: the shell's depth away from / at the mouth and the distance over which it blends;
 #: normal_smoothing: smoothing steps of the extrusion directions (on the fine patch); min_normal_dot: their
 #: least dot product with the surface normals; fix_rounds: thickness reductions against inverted tets or tets
@@ -188,7 +189,8 @@ def simulation_mesh(patch: dict, column_factor: float, n_rings: int, n_layers: i
     from the mouth opening)."""
     v, t = patch["vertices"], patch["triangles"]
     uv, radius = annulus_map(v, t, patch["hole"], patch["outline"], view=(0.0, 0.0, 1.0))
-    grid = annulus_grid(v, t, uv, patch["hole"], column_factor, n_rings, outer_radius=radius)
+    grid = annulus_grid(v, t, uv, patch["hole"], column_factor, n_rings, outer_radius=radius,
+                        outer_loop=patch["outline"])
     normals = smooth_unit(vertex_normals(v, t), t, p["normal_smoothing"])
     directions = grid.lift(t, normals)
     directions /= np.linalg.norm(directions, axis=1, keepdims=True)
@@ -203,7 +205,7 @@ def simulation_mesh(patch: dict, column_factor: float, n_rings: int, n_layers: i
         bad = shell_intersections(verts, tets) % len(grid.vertices)
         if bad.size == 0:
             break
-        thick[np.unique(bad)] *= 0.8
+        thick[np.unique(bad)] *= 0.8  # (shell_intersections: against folds; extrude_shell: inverted tets)
     n_s = len(grid.vertices)
     return dict(vertices=verts, tets=tets, report=report, grid=grid, directions=directions, uv=uv,
                 layer_of=np.arange(len(verts)) // n_s, distance=np.tile(dist, n_layers + 1), n_surface=n_s,
