@@ -75,7 +75,9 @@ def test_actuation_targets(face):
     assert A.shape == (len(face.names), len(face.tets), 3, 3)
     assert np.abs(A - A.transpose(0, 1, 3, 2)).max() < 1e-12
     assert np.abs(A - np.eye(3)).max() > 0.1
-    assert np.linalg.eigvalsh(A).min() >= face.info["params"]["min_stretch"] - 1e-12
+    lam = np.linalg.eigvalsh(A)
+    assert lam.min() >= face.info["params"]["min_stretch"] - 1e-12
+    assert lam.max() <= face.info["params"]["max_stretch"] + 1e-12
 
 
 def test_neutral_blendshape_gives_identity(shared_data):

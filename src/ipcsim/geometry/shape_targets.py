@@ -77,14 +77,15 @@ def symmetric_factor(F) -> tuple[np.ndarray, np.ndarray]:
     return 0.5 * (S + S.transpose(0, 2, 1)), det
 
 
-def actuation_targets(rest, tets, displacement, min_stretch: float | None = None) -> tuple[np.ndarray, int]:
+def actuation_targets(rest, tets, displacement, min_stretch: float | None = None,
+                      max_stretch: float | None = None) -> tuple[np.ndarray, int]:
     """A_i (m, 3, 3) [1], the symmetric factors of the target gradients of rest + displacement (n, 3) [m], and
-    the number of tets whose target is inverted (det F <= 0). min_stretch [1]: clamp the eigenvalues of each A_i
-    from below (None: keep them; an inverted target has a negative one)."""
+    the number of tets whose target is inverted (det F <= 0). min_stretch, max_stretch [1]: clamp the
+    eigenvalues of each A_i to that range (None: keep them; an inverted target has a negative one)."""
     F = deformation_gradients(rest, tets, np.asarray(rest) + np.asarray(displacement))
     S, det = symmetric_factor(F)
-    if min_stretch is not None:
+    if min_stretch is not None or max_stretch is not None:
         lam, q = np.linalg.eigh(S)
-        S = np.einsum("mik,mk,mjk->mij", q, np.maximum(lam, min_stretch), q)
+        S = np.einsum("mik,mk,mjk->mij", q, np.clip(lam, min_stretch, max_stretch), q)
         S = 0.5 * (S + S.transpose(0, 2, 1))
     return S, int(np.count_nonzero(det <= 0))

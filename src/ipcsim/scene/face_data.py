@@ -2,7 +2,7 @@
 
 ``save_face`` writes a FaceModel compactly: the per-vertex harmonic target displacements (K, n, 3) are stored
 (float32) instead of the per-tet actuation (K, m, 3, 3), which ``load_face`` recomputes (symmetric factors of
-the target gradients, eigenvalues clamped at the build's min_stretch).
+the target gradients, eigenvalues clamped to the build's [min_stretch, max_stretch]).
 """
 from __future__ import annotations
 
@@ -47,8 +47,9 @@ def read_face(path) -> FaceModel:
     rest = z["rest"].astype(np.float64)
     tets = z["tets"].astype(np.int64)
     targets = z["targets"].astype(np.float64)
-    min_stretch = info.get("params", {}).get("min_stretch")
-    actuation = np.stack([actuation_targets(rest, tets, u, min_stretch)[0] for u in targets])
+    params = info.get("params", {})
+    actuation = np.stack([actuation_targets(rest, tets, u, params.get("min_stretch"), params.get("max_stretch"))[0]
+                          for u in targets])
     info["target_displacements"] = targets
     for k in ("lip_upper", "lip_lower"):
         if k in z:

@@ -65,12 +65,13 @@ SIZES = {"small": dict(column_factor=0.5, n_rings=12, n_layers=2),
 #: squashed below min_volume_ratio of a straight prism's tet; fold_rounds: against a shell boundary that runs into itself;
 #: free_radius: the inner layer closer than this to the mouth is free (the lips), the rest is bone; jaw_level:
 #: bone below this height is the jaw; proxy_inner / proxy_outer: the proxy's band of distances from the mouth
-#: opening; push_margin: the depth of the proxy under the inflated outer layer; min_stretch: the least
-#: eigenvalue of A (inverted targets); stiffness [Pa].
+#: opening; push_margin: the depth of the proxy under the inflated outer layer; min_stretch / max_stretch: the
+#: range of the eigenvalues of A (inverted or extreme targets of thin tets under large blendshape motions);
+#: stiffness [Pa].
 DEFAULTS = dict(crop_radius=0.05, crop_inner=0.0045, crop_top=-0.013, thickness=0.018, thickness_lip=0.005,
                 thickness_blend=0.025, normal_smoothing=100, min_normal_dot=0.3, fix_rounds=40, min_volume_ratio=0.2,
                 fold_rounds=10, free_radius=0.02, jaw_level=-0.04, proxy_inner=0.0015, proxy_outer=0.022,
-                push_margin=1e-4, min_stretch=0.2, stiffness=1.0e4)
+                push_margin=1e-4, min_stretch=0.2, max_stretch=5.0, stiffness=1.0e4)
 _CM = 0.01
 
 
@@ -321,7 +322,7 @@ def build_face(size: str = "small", data_dir=None, names=NAMES, **overrides) -> 
         r, t = motions[k]
         bone_disp[k][jaw] = rest[bone[jaw]] @ r.T + t - rest[bone[jaw]]
         targets[k] = ext(np.r_[skin, bone_disp[k]][order])
-    actuation, n_inv = _actuation(rest, tets, targets, p["min_stretch"])
+    actuation, n_inv = _actuation(rest, tets, targets, p["min_stretch"], p["max_stretch"])
     model = FaceModel(rest=rest, tets=tets, bone=bone, names=list(names), actuation=actuation,
                       bone_displacements=bone_disp, proxy_vertices=proxy_rest, proxy_faces=pfaces,
                       proxy_map=w_map, sequence=expression_sequence(names),
@@ -353,11 +354,11 @@ def _lip_sides(grid, ring0: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.n
     return ring0[away & (ang > 0)], ring0[away & (ang < 0)]
 
 
-def _actuation(rest, tets, targets, min_stretch) -> tuple[np.ndarray, list]:
+def _actuation(rest, tets, targets, min_stretch, max_stretch) -> tuple[np.ndarray, list]:
     """A (K, m, 3, 3) [1] and, per blendshape, the number of tets whose target gradient is inverted."""
     out = np.empty((len(targets), len(tets), 3, 3))
     n_inv = []
     for k, u in enumerate(targets):
-        out[k], bad = actuation_targets(rest, tets, u, min_stretch)
+        out[k], bad = actuation_targets(rest, tets, u, min_stretch, max_stretch)
         n_inv.append(bad)
     return out, n_inv
