@@ -15,7 +15,8 @@ mouth), but nothing here knows about faces: the input is a triangulated surface 
 3. ``extrude_shell``: every surface vertex is moved inwards along a smoothed normal direction (``smooth_unit``,
    ``tilt_towards_normals``) by a per-vertex thickness (reduced where tets would invert or be slivers), in
    ``n_layers`` equal steps; each triangle and layer gives a prism cut into three tets by the global-index rule
-   (corners sorted by vertex id: (a, b, c, c'), (a, b, b', c'), (a, a', b', c')), so that neighbouring prisms cut their shared quad along the same diagonal and the mesh is conforming.
+   (corners sorted by vertex id: (a, b, c, c'), (a, b, b', c'), (a, a', b', c')), so that neighbouring prisms
+   cut their shared quad along the same diagonal and the mesh is conforming.
 
 Vertex numbering of the shell: vertex s of the surface in layer l (l = 0 outer, l = n_layers inner) is
 ``l * n_surface + s``.

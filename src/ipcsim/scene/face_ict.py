@@ -62,7 +62,8 @@ SIZES = {"small": dict(column_factor=0.5, n_rings=12, n_layers=2),
 #: thickness_blend: the shell's depth away from / at the mouth and the distance over which it blends;
 #: normal_smoothing: smoothing steps of the extrusion directions (on the fine patch); min_normal_dot: their
 #: least dot product with the surface normals; fix_rounds: thickness reductions against inverted tets or tets
-#: squashed below min_volume_ratio of a straight prism's tet; fold_rounds: against a shell boundary that runs into itself;
+#: squashed below min_volume_ratio of a straight prism's tet; fold_rounds: against a shell boundary that runs
+#: into itself;
 #: free_radius: the inner layer closer than this to the mouth is free (the lips), the rest is bone; jaw_level:
 #: bone below this height is the jaw; proxy_inner / proxy_outer: the proxy's band of distances from the mouth
 #: opening; push_margin: the depth of the proxy under the inflated outer layer; min_stretch / max_stretch: the
