@@ -34,10 +34,12 @@ Arrays: x, rest (n, 3) [m]; tets (m, 4) int64; dm_inv (m, 3, 3) [1/m] (``rest_sh
 """
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
+from ..contact.broad_phase.threads import cpu_cores, numba_threads
 from ..jit import twin
 from .kinematics import dfdx, i1_hessian
 from .mat3 import svd3_rv_into
@@ -71,6 +73,7 @@ def scalar_hessian(n: int, tets: np.ndarray, grads: np.ndarray, w: np.ndarray) -
     rows = np.repeat(t, 4, axis=1).ravel()
     cols = np.tile(t, (1, 4)).ravel()
     k = sp.csr_matrix((blocks.ravel(), (rows, cols)), shape=(n, n))
+    k = (0.5 * (k + k.T)).tocsr()  # exactly symmetric (the duplicate sums differ in round-off)
     k.sum_duplicates()
     k.sort_indices()
     return k
@@ -109,6 +112,18 @@ def _mul_into(f, a, e: int, out) -> None:
 
 
 # ------------------------------------------------------------------------------------------ loops over tets
+#: Meshes with fewer tets run the local step and residuals on one thread on machines with fewer than 4 cores (a
+#: tenth of it on larger ones): on the shared 2-core machine a parallel region waits for the second core whenever
+#: another process holds it (576 tets: 13-15 ms a call on 2 threads under load, ~0.1 ms on one), as
+#: ``solvers.elastic.SERIAL_BELOW_TETS`` measured for the elastic kernels.
+SERIAL_BELOW_TETS = 5_000
+
+
+def _threads(n_tets: int) -> int:
+    below = SERIAL_BELOW_TETS if cpu_cores() < 4 else SERIAL_BELOW_TETS // 10
+    return 1 if n_tets < below else nb.get_num_threads()
+
+
 #: Tets per chunk of the parallel loops (scratch allocated once per chunk; fixed, so results do not depend on
 #: the number of threads).
 _CHUNK = 256
@@ -196,7 +211,8 @@ def local_step(x, tets, dm_inv, a) -> np.ndarray:
     in parallel over tets. x (n, 3) [m]; a (m, 3, 3) symmetric targets."""
     x, tets, dm_inv, a = _arrays(x, tets, dm_inv, a)
     r = np.empty((len(tets), 3, 3))
-    _local_step_kernel(x, tets, dm_inv, a, r)
+    with numba_threads(_threads(len(tets))):
+        _local_step_kernel(x, tets, dm_inv, a, r)
     return r
 
 
@@ -205,8 +221,9 @@ def residuals(x, tets, dm_inv, a, w, rot) -> tuple[np.ndarray, np.ndarray]:
     x, tets, dm_inv, a = _arrays(x, tets, dm_inv, a)
     res = np.empty((len(tets), 3, 3))
     e = np.empty(len(tets))
-    _residual_kernel(x, tets, dm_inv, a, np.ascontiguousarray(rot, np.float64), np.ascontiguousarray(w, np.float64),
-                     res, e)
+    with numba_threads(_threads(len(tets))):
+        _residual_kernel(x, tets, dm_inv, a, np.ascontiguousarray(rot, np.float64),
+                         np.ascontiguousarray(w, np.float64), res, e)
     return res, e
 
 

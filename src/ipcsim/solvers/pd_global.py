@@ -40,6 +40,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from .blas_threads import blas_threads, dense_threads
 from .linear import Factorization
 
 __all__ = ["GlobalSolver", "DirectSolver", "PCGSolver", "SchurSolver", "WoodburySolver", "make_global_solver",
@@ -68,6 +69,7 @@ class GlobalSolver:
 
     def __init__(self, backend: str = "auto"):
         self.backend = backend
+        self.threads = dense_threads()  # BLAS threads of the dense steps (``blas_threads``)
         self.k = None
         self.n1 = self.n2 = 0
         self.last_nc = 0
@@ -90,9 +92,10 @@ class GlobalSolver:
             raise ValueError(f"x2 must hold free-vertex ids in 0..{self.nf - 1}")
         self.x2 = x2
         self.n2, self.n1 = len(x2), self.nf - len(x2)
-        self._kfac = Factorization(self.backend).factor(self.k)
         self._kron = None
-        self._prepare()
+        with blas_threads(self.threads):
+            self._kfac = Factorization(self.backend).factor(self.k)
+            self._prepare()
         return self
 
     def _prepare(self) -> None:
@@ -118,9 +121,10 @@ class GlobalSolver:
         rhs = np.asarray(rhs, np.float64).reshape(self.nf, 3)
         touched = touched_vertices(b)
         self.last_nc = len(touched)
-        if not len(touched):
-            return self.solve_k(rhs)
-        return self._solve(sp.csr_matrix(b), rhs, touched)
+        with blas_threads(self.threads):
+            if not len(touched):
+                return self.solve_k(rhs)
+            return self._solve(sp.csr_matrix(b), rhs, touched)
 
     def _solve(self, b, rhs, touched):  # pragma: no cover - interface
         raise NotImplementedError
@@ -248,24 +252,19 @@ class WoodburySolver(SchurSolver):
         sinv = sla.cho_solve(c, np.eye(self.n2), check_finite=False)
         self.sinv = 0.5 * (sinv + sinv.T)
 
-    def solve(self, b, rhs):
-        rhs = np.asarray(rhs, np.float64).reshape(self.nf, 3)
-        touched = touched_vertices(b)
-        self.last_nc = len(touched)
-        if len(touched) and not self._inside_x2(touched):
+    def _solve(self, b, rhs, touched):
+        if not self._inside_x2(touched):
             self.fallbacks += 1
-            return self.direct(sp.csr_matrix(b), rhs)
+            return self.direct(b, rhs)
         r1, _, r2 = self._condense(rhs)
         z = self.sinv @ r2  # Sigma^-1 r2 (Sigma^-1 = S^-1 (x) I_3)
-        if len(touched):
-            loc = self.pos2[touched]  # rows of the touched vertices in x2
-            dof = _dofs(touched)
-            bc = sp.csr_matrix(b)[dof][:, dof].toarray()  # B_c (3nc, 3nc)
-            cc = np.kron(self.sinv[np.ix_(loc, loc)], np.eye(3))  # U^T Sigma^-1 U
-            cap = np.eye(len(dof)) + bc @ cc
-            y = sla.solve(cap, bc @ z[loc].ravel(), check_finite=False)
-            z = z - self.sinv[:, loc] @ y.reshape(-1, 3)
-        return self._assemble(rhs, r1, z)
+        loc = self.pos2[touched]  # rows of the touched vertices in x2
+        dof = _dofs(touched)
+        bc = b[dof][:, dof].toarray()  # B_c (3nc, 3nc)
+        cc = np.kron(self.sinv[np.ix_(loc, loc)], np.eye(3))  # U^T Sigma^-1 U
+        cap = np.eye(len(dof)) + bc @ cc
+        y = sla.solve(cap, bc @ z[loc].ravel(), check_finite=False)
+        return self._assemble(rhs, r1, z - self.sinv[:, loc] @ y.reshape(-1, 3))
 
 
 SOLVERS = {"direct": DirectSolver, "pcg": PCGSolver, "schur": SchurSolver, "woodbury": WoodburySolver}
