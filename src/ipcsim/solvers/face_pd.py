@@ -76,7 +76,8 @@ class FaceContact:
 @dataclass
 class FrameStats:
     """One frame. iterations: global steps (bone iterations included); bone_iterations: those moving the bone;
-    line_search_steps: energy trials; converged; energy [J] at the end; n_contacts: active stencils at the end;
+    line_search_steps: energy trials; converged; stalled: the line search found no decrease down to alpha 1e-12
+    (E is flat to round-off there: the frame ends, not converged); energy [J] at the end; n_contacts: active stencils at the end;
     min_distance [m] (inf without contact); n1, n2: collision-agnostic / -aware free vertices; nc_mean, nc_max:
     free vertices touched by the barrier Hessian per global step; fallbacks: global steps solved directly
     because a contact reached x1; pcg_iterations: summed over the frame; times [s] as 000 Table 1."""
@@ -85,6 +86,7 @@ class FrameStats:
     bone_iterations: int = 0
     line_search_steps: int = 0
     converged: bool = False
+    stalled: bool = False
     energy: float = 0.0
     n_contacts: int = 0
     min_distance: float = math.inf
@@ -234,7 +236,11 @@ class FacePDSolver:
                 stats.converged = True
                 break
             candidates, alpha = self._ccd(pt, p, stats)
-            pt = self._advance(pt, p, a, alpha, arrived, candidates, target, stats)
+            new = self._advance(pt, p, a, alpha, arrived, candidates, target, stats)
+            if new is None:
+                stats.stalled = True
+                break
+            pt = new
             stats.history.append((it, alpha, pt.energy))
         self.x = pt.x
         stats.energy = pt.energy
@@ -274,16 +280,20 @@ class FacePDSolver:
         stats.time_ccd += time.perf_counter() - t0
         return candidates, alpha
 
-    def _advance(self, pt: _Point, p, a, alpha, arrived, candidates, target, stats: FrameStats) -> _Point:
-        """The next iterate: backtracking from alpha on E (bone arrived), else the CCD-bounded bone step."""
+    def _advance(self, pt: _Point, p, a, alpha, arrived, candidates, target, stats: FrameStats):
+        """The next iterate: backtracking from alpha on E (bone arrived; None when no alpha >= 1e-12 decreases
+        E), else the CCD-bounded bone step."""
         t0 = time.perf_counter()
         if arrived:
             while True:
                 stats.line_search_steps += 1
                 new = self._evaluate(pt.x + alpha * p, a, candidates, True)
-                if new.energy <= pt.energy or alpha < 1e-12:
+                if new.energy <= pt.energy:
                     break
                 alpha *= 0.5
+                if alpha < 1e-12:
+                    new = None
+                    break
         else:
             stats.bone_iterations += 1
             x = pt.x + alpha * p
