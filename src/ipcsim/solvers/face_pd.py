@@ -56,7 +56,7 @@ from ..contact.intersection import find_intersections
 from ..contact.stiffness import minimum_distance_squared
 from ..energies import shape_targeting as st
 from ..geometry.collision_mesh import CollisionMesh
-from .face_regions import collision_aware_vertices
+from .face_regions import collision_aware_vertices, contact_prone_proxy
 from .pd_global import make_global_solver
 
 
@@ -327,3 +327,19 @@ def _dofs(vertices: np.ndarray) -> np.ndarray:
     """(3k,) vertex-major dofs of vertices (k,)."""
     return (3 * np.asarray(vertices, np.int64)[:, None] + np.arange(3)).ravel()
 
+
+
+def predict_collision_aware_vertices(model, radius: float, rings: int = 1, sequence=None,
+                                     tol: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
+    """An automatic x2 smaller than the whole proxy's footprint (000 marks it by hand): solve the animation
+    (frames, K) (None: the model's sequence) once without collision handling (PD with the constant factor only:
+    cheap), keep the proxy vertices that come within radius [m] of another proxy primitive in some frame (or cross
+    it: ``face_regions.contact_prone_proxy``), and take the nodes of their tets grown by ``rings``.
+
+    Penetrating parts of the contact-free run can be deeper than radius, and the contact run deforms differently,
+    so a later contact may still leave this x2: the Schur/Woodbury steps then solve directly (exact, counted in
+    ``FrameStats.fallbacks``). Returns (x2 simulation-vertex ids, the contact-prone proxy vertex ids)."""
+    pd = FacePDSolver(model, "direct", FaceContact(enabled=False), tol=tol, x2=np.zeros(0, np.int64))
+    xs, _ = pd.run(sequence)
+    near = contact_prone_proxy(model, pd.mesh, xs, radius)
+    return collision_aware_vertices(model, proxy=near, rings=rings), near
