@@ -1,13 +1,15 @@
-"""Shape-targeting actuation (000 Eq. 1-2; Klar et al. 2020): per tet i, with a symmetric target A_i (3, 3),
+"""Shape-targeting actuation (000 Eq. 1-2; Klar et al. 2020): per tet i, with a target A_i (3, 3) (symmetric in
+000; any A works here),
 
     E_i(x) = w_i min_{R in SO(3)} ||F_i(x) - R A_i||_F^2,        w_i = stiffness_i V_i   [J]
 
 and E(x) = sum_i E_i(x). Projective Dynamics splits it in two steps:
 
-* local step (``local_step``): with M_i = F_i A_i = U diag(sigma) V^T its rotation-variant SVD (det U = det V
+* local step (``local_step``): with M_i = F_i A_i^T = U diag(sigma) V^T its rotation-variant SVD (det U = det V
   = +1, ``mat3.svd3_rv``), the minimising rotation is R_i = U V^T (the rotation of the polar decomposition of
-  F_i A_i; always a rotation, also for det M_i <= 0, where it maximises tr(R^T M) = sigma_0 + sigma_1 + sigma_2
-  with the signed sigma_2), and the minimum is ||F||^2 + ||A||^2 - 2 (sigma_0 + sigma_1 + sigma_2);
+  F_i A_i^T = F_i A_i for 000's symmetric targets; always a rotation, also for det M_i <= 0, where it maximises
+  tr(R^T M) = sigma_0 + sigma_1 + sigma_2 with the signed sigma_2), and the minimum is ||F||^2 + ||A||^2 -
+  2 (sigma_0 + sigma_1 + sigma_2);
 * global step: with R_i frozen, E_R(x) = sum_i w_i ||F_i(x) - R_i A_i||^2 is quadratic in x. With the shape
   gradients g_a (4, 3) [1/m] of the tet (F = sum_a x_a g_a^T, ``tet_blocks.shape_gradients_into``),
   ||F - P||^2 = sum_r ||sum_a x_a[r] g_a - P[r, :]||^2 splits into three identical scalar problems, one per
@@ -25,9 +27,9 @@ and E(x) = sum_i E_i(x). Projective Dynamics splits it in two steps:
   is the same expression with R = ``local_step(x)``.
 
 The true energy's Hessian (for Newton references and tests) follows from E_i(F) = w (||F||^2 + ||A||^2 -
-2 I1(F A)) with I1(M) = sigma_0 + sigma_1 + sigma_2 (``kinematics.i1_hessian``): d^2E_i/dF^2 = 2 w (I_9 -
-(A (x) I) d^2I1/dM^2 (A (x) I)) in column-major vec (vec(F A) = (A (x) I) vec(F) for a symmetric A). It is not
-PSD in general (the rotation term); PD never needs it.
+2 I1(F A^T)) with I1(M) = sigma_0 + sigma_1 + sigma_2 (``kinematics.i1_hessian``): d^2E_i/dF^2 = 2 w (I_9 -
+(A^T (x) I) d^2I1/dM^2 (A (x) I)) in column-major vec (vec(F A^T) = (A (x) I) vec(F), vec(R A) = (A^T (x) I)
+vec(R)). It is not PSD in general (the rotation term); PD never needs it.
 
 Arrays: x, rest (n, 3) [m]; tets (m, 4) int64; dm_inv (m, 3, 3) [1/m] (``rest_shape``); w (m,) [J] per unit
 ||.||^2 (= stiffness [Pa] times rest volume [m^3]); A, R (m, 3, 3) [1].
@@ -105,10 +107,10 @@ def target_residual_into(f, r, a, e: int, out) -> float:
 
 @njit(cache=True, inline="always")
 def _mul_into(f, a, e: int, out) -> None:
-    """out (3, 3) = F A_e (a (m, 3, 3))."""
+    """out (3, 3) = F A_e^T (a (m, 3, 3)): the matrix whose polar rotation minimises ||F - R A_e||."""
     for i in range(3):
         for j in range(3):
-            out[i, j] = f[i, 0] * a[e, 0, j] + f[i, 1] * a[e, 1, j] + f[i, 2] * a[e, 2, j]
+            out[i, j] = f[i, 0] * a[e, j, 0] + f[i, 1] * a[e, j, 1] + f[i, 2] * a[e, j, 2]
 
 
 # ------------------------------------------------------------------------------------------ loops over tets
@@ -188,11 +190,11 @@ def _true_hessian_blocks(x, tets, dm_inv, a, w):
         _mul_into(f, a, e, mm)
         svd3_rv_into(mm, u, sigma, v, b)
         h1 = i1_hessian(u, sigma, v)
-        for j in range(3):  # (A (x) I)[3j + i, 3l + i] = A[l, j]
+        for j in range(3):  # ka = A (x) I: ka[3j + i, 3l + i] = A[j, l]
             for l in range(3):
                 for i in range(3):
-                    ka[3 * j + i, 3 * l + i] = a[e, l, j]
-        hf = -2.0 * (ka.T @ h1 @ ka)
+                    ka[3 * j + i, 3 * l + i] = a[e, j, l]
+        hf = -2.0 * (ka.T @ h1 @ ka)  # (A^T (x) I) H_I1 (A (x) I)
         for i in range(9):
             hf[i, i] += 2.0
         d = dfdx(dm_inv[e])
@@ -207,8 +209,8 @@ def _arrays(x, tets, dm_inv, a):
 
 
 def local_step(x, tets, dm_inv, a) -> np.ndarray:
-    """R (m, 3, 3) [1]: the PD projections, per tet the rotation of the polar decomposition of F_i A_i (det +1),
-    in parallel over tets. x (n, 3) [m]; a (m, 3, 3) symmetric targets."""
+    """R (m, 3, 3) [1]: the PD projections, per tet the rotation of the polar decomposition of F_i A_i^T (det +1;
+    = F_i A_i for symmetric targets), in parallel over tets. x (n, 3) [m]; a (m, 3, 3) targets."""
     x, tets, dm_inv, a = _arrays(x, tets, dm_inv, a)
     r = np.empty((len(tets), 3, 3))
     with numba_threads(_threads(len(tets))):
