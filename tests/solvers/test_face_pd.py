@@ -164,3 +164,20 @@ def test_the_bone_moves_along_a_collision_free_path(model):
     assert stats.converged and stats.bone_iterations > 1
     np.testing.assert_array_equal(solver.x[model.bone], target)
     assert not _intersects(model, solver.x)
+
+
+def test_an_intersecting_proxy_is_refused(model, runs):
+    """A proxy that crosses itself at rest (the lower sheet stepped up through the upper one, re-embedded) is
+    refused with contact on (accepted without); so is an intersecting state given to the check."""
+    from ipcsim.geometry.embedding import embed_points
+
+    m = two_flaps(resolution=(4, 2, 1), frames=2)
+    proxy = m.proxy_vertices.copy()
+    lower = proxy[:, 1] < 0.0
+    proxy[lower & (proxy[:, 0] > 2.0), 1] += 0.5  # -0.15 -> 0.35: a step through the sheet at y = 0.15
+    m.proxy_vertices, (m.proxy_map, _) = proxy, embed_points(proxy, m.rest, m.tets)
+    with pytest.raises(ValueError, match="intersects itself"):
+        FacePDSolver(m, "direct")
+    FacePDSolver(m, "direct", FaceContact(enabled=False))
+    with pytest.raises(ValueError, match="intersects itself"):
+        runs["direct"][0].check_intersection_free(runs["none"][1][-1])

@@ -77,10 +77,11 @@ class FaceContact:
 class FrameStats:
     """One frame. iterations: global steps (bone iterations included); bone_iterations: those moving the bone;
     line_search_steps: energy trials; converged; stalled: the line search found no decrease down to alpha 1e-12
-    (E is flat to round-off there: the frame ends, not converged); energy [J] at the end; n_contacts: active stencils at the end;
-    min_distance [m] (inf without contact); n1, n2: collision-agnostic / -aware free vertices; nc_mean, nc_max:
-    free vertices touched by the barrier Hessian per global step; fallbacks: global steps solved directly
-    because a contact reached x1; pcg_iterations: summed over the frame; times [s] as 000 Table 1."""
+    (E is flat to round-off there: the frame ends, not converged); energy [J] at the end; n_contacts: active
+    stencils at the end; min_distance [m] (inf without contact); n1, n2: collision-agnostic / -aware free
+    vertices; nc_mean, nc_max: free vertices touched by the barrier Hessian per global step; fallbacks: global
+    steps solved directly because a contact reached x1; pcg_iterations: summed over the frame; times [s] as 000
+    Table 1."""
 
     iterations: int = 0
     bone_iterations: int = 0
@@ -163,6 +164,8 @@ class FacePDSolver:
         self.solver.prepare(k[self.free][:, self.free].tocsr(), self.x2)
         self.n1, self.n2 = self.solver.n1, self.solver.n2
         self.x = np.array(model.rest, np.float64)
+        if self.contact.enabled:
+            self.check_intersection_free()
 
     # ------------------------------------------------------------------ energy
     def _collisions(self, s, candidates):
