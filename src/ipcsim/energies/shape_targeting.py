@@ -1,0 +1,269 @@
+"""Shape-targeting actuation (000 Eq. 1-2; Klar et al. 2020): per tet i, with a target A_i (3, 3) (symmetric in
+000; any A works here),
+
+    E_i(x) = w_i min_{R in SO(3)} ||F_i(x) - R A_i||_F^2,        w_i = stiffness_i V_i   [J]
+
+and E(x) = sum_i E_i(x). Projective Dynamics splits it in two steps:
+
+* local step (``local_step``): with M_i = F_i A_i^T = U diag(sigma) V^T its rotation-variant SVD (det U = det V
+  = +1, ``mat3.svd3_rv``), the minimising rotation is R_i = U V^T (the rotation of the polar decomposition of
+  F_i A_i^T = F_i A_i for 000's symmetric targets; always a rotation, also for det M_i <= 0, where it maximises
+  tr(R^T M) = sigma_0 + sigma_1 + sigma_2 with the signed sigma_2), and the minimum is ||F||^2 + ||A||^2 -
+  2 (sigma_0 + sigma_1 + sigma_2);
+* global step: with R_i frozen, E_R(x) = sum_i w_i ||F_i(x) - R_i A_i||^2 is quadratic in x. With the shape
+  gradients g_a (4, 3) [1/m] of the tet (F = sum_a x_a g_a^T, ``tet_blocks.shape_gradients_into``),
+  ||F - P||^2 = sum_r ||sum_a x_a[r] g_a - P[r, :]||^2 splits into three identical scalar problems, one per
+  coordinate r, so its Hessian is K (x) I_3 with the n x n scalar matrix
+
+      K_ab = 2 sum_i w_i g_a . g_b          (a Laplacian with the tets' cotangent-like weights)  [Pa m = N/m]
+
+  (000 Eq. 2's H = sum w_i G_i^T G_i is K (x) I_3 / 2; the factor 2 makes K the exact Hessian of E_R). The
+  global step factors the n x n K once and solves with three right-hand-side columns: a third of the size and
+  about 1/27 of the factorisation work of the 3n x 3n matrix. Its gradient is
+
+      grad_a E_R = 2 sum_i w_i (F_i - R_i A_i) g_a          (n, 3) [N]
+
+  and, by the envelope theorem (dE_i/dF = 2 (F - R* A) at the minimising R*), the gradient of the true energy E
+  is the same expression with R = ``local_step(x)``.
+
+The true energy's Hessian (for Newton references and tests) follows from E_i(F) = w (||F||^2 + ||A||^2 -
+2 I1(F A^T)) with I1(M) = sigma_0 + sigma_1 + sigma_2 (``kinematics.i1_hessian``): d^2E_i/dF^2 = 2 w (I_9 -
+(A^T (x) I) d^2I1/dM^2 (A (x) I)) in column-major vec (vec(F A^T) = (A (x) I) vec(F), vec(R A) = (A^T (x) I)
+vec(R)). It is not PSD in general (the rotation term); PD never needs it.
+
+Arrays: x, rest (n, 3) [m]; tets (m, 4) int64; dm_inv (m, 3, 3) [1/m] (``rest_shape``); w (m,) [J] per unit
+||.||^2 (= stiffness [Pa] times rest volume [m^3]); A, R (m, 3, 3) [1].
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+import scipy.sparse as sp
+from numba import njit, prange
+
+from ..contact.broad_phase.threads import cpu_cores, numba_threads
+from ..jit import twin
+from .kinematics import dfdx, i1_hessian
+from .mat3 import svd3_rv_into
+from .tet_blocks import deformation_gradient_into, shape_gradients_into
+
+
+# ------------------------------------------------------------------------------------------ rest shape
+def rest_shape(rest: np.ndarray, tets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dm_inv (m, 3, 3) [1/m], volume (m,) [m^3], shape gradients (m, 4, 3) [1/m]) of positively oriented tets;
+    ValueError naming the first degenerate or inverted tet."""
+    v = np.asarray(rest, np.float64)
+    t = np.asarray(tets, np.int64)
+    dm = (v[t[:, 1:]] - v[t[:, :1]]).transpose(0, 2, 1)  # (m, 3, 3), columns x_a - x_0
+    det = np.linalg.det(dm)
+    scale = np.max(np.linalg.norm(dm, axis=1), axis=1) ** 3
+    bad = np.flatnonzero(~(det > 1e-12 * scale))
+    if bad.size:
+        raise ValueError(f"shape targeting: rest tet {bad[0]} is degenerate or inverted (det Dm = {det[bad[0]]:.3g})")
+    dm_inv = np.ascontiguousarray(np.linalg.inv(dm))
+    grads = np.empty((len(t), 4, 3))
+    grads[:, 1:] = dm_inv
+    grads[:, 0] = -dm_inv.sum(axis=1)
+    return dm_inv, det / 6.0, grads
+
+
+def scalar_hessian(n: int, tets: np.ndarray, grads: np.ndarray, w: np.ndarray) -> sp.csr_matrix:
+    """K (n, n) CSR [N/m]: the scalar factor of the global-step Hessian K (x) I_3 (module doc), SPD once enough
+    vertices are fixed. grads (m, 4, 3) [1/m] from ``rest_shape``; w (m,) [J]."""
+    t = np.asarray(tets, np.int64)
+    blocks = 2.0 * w[:, None, None] * np.einsum("mak,mbk->mab", grads, grads)  # (m, 4, 4)
+    rows = np.repeat(t, 4, axis=1).ravel()
+    cols = np.tile(t, (1, 4)).ravel()
+    k = sp.csr_matrix((blocks.ravel(), (rows, cols)), shape=(n, n))
+    k = (0.5 * (k + k.T)).tocsr()  # exactly symmetric (the duplicate sums differ in round-off)
+    k.sum_duplicates()
+    k.sort_indices()
+    return k
+
+
+# ------------------------------------------------------------------------------------------ per tet
+@njit(cache=True, inline="always")
+def polar_rotation_into(m, u, sigma, v, b, r) -> None:
+    """r (3, 3) = U V^T: the rotation (det +1) of the polar decomposition of m (3, 3), i.e. argmax over SO(3)
+    of tr(R^T m); for det m < 0 it is the rotation that leaves the reflection in the stretch (signed sigma_2).
+    u, v, b (3, 3) and sigma (3,) are scratch."""
+    svd3_rv_into(m, u, sigma, v, b)
+    for i in range(3):
+        for j in range(3):
+            r[i, j] = u[i, 0] * v[j, 0] + u[i, 1] * v[j, 1] + u[i, 2] * v[j, 2]
+
+
+@njit(cache=True, inline="always")
+def target_residual_into(f, r, a, e: int, out) -> float:
+    """out (3, 3) = F - R_e A_e of tet e (r, a (m, 3, 3); indexed, no per-tet views); returns ||F - R A||_F^2."""
+    acc = 0.0
+    for i in range(3):
+        for j in range(3):
+            d = f[i, j] - (r[e, i, 0] * a[e, 0, j] + r[e, i, 1] * a[e, 1, j] + r[e, i, 2] * a[e, 2, j])
+            out[i, j] = d
+            acc += d * d
+    return acc
+
+
+@njit(cache=True, inline="always")
+def _mul_into(f, a, e: int, out) -> None:
+    """out (3, 3) = F A_e^T (a (m, 3, 3)): the matrix whose polar rotation minimises ||F - R A_e||."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = f[i, 0] * a[e, j, 0] + f[i, 1] * a[e, j, 1] + f[i, 2] * a[e, j, 2]
+
+
+# ------------------------------------------------------------------------------------------ loops over tets
+#: Meshes with fewer tets run the local step and residuals on one thread on machines with fewer than 4 cores (a
+#: tenth of it on larger ones): on the shared 2-core machine a parallel region waits for the second core whenever
+#: another process holds it (576 tets: 13-15 ms a call on 2 threads under load, ~0.1 ms on one), as
+#: ``solvers.elastic.SERIAL_BELOW_TETS`` measured for the elastic kernels.
+SERIAL_BELOW_TETS = 5_000
+
+
+def _threads(n_tets: int) -> int:
+    below = SERIAL_BELOW_TETS if cpu_cores() < 4 else SERIAL_BELOW_TETS // 10
+    return 1 if n_tets < below else nb.get_num_threads()
+
+
+#: Tets per chunk of the parallel loops (scratch allocated once per chunk; fixed, so results do not depend on
+#: the number of threads).
+_CHUNK = 256
+
+
+@twin
+def _local_step_kernel(x, tets, dm_inv, a, r_out):
+    n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
+    for ch in prange(n_chunks):
+        f, m, u = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+        v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+        sigma = np.empty(3)
+        for e in range(ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0])):
+            deformation_gradient_into(x, tets, dm_inv, e, f)
+            _mul_into(f, a, e, m)
+            polar_rotation_into(m, u, sigma, v, b, r)
+            for i in range(3):
+                for j in range(3):
+                    r_out[e, i, j] = r[i, j]
+
+
+@twin
+def _residual_kernel(x, tets, dm_inv, a, rot, w, res_out, e_out):
+    """res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J]."""
+    n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
+    for ch in prange(n_chunks):
+        f, d = np.empty((3, 3)), np.empty((3, 3))
+        for e in range(ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0])):
+            deformation_gradient_into(x, tets, dm_inv, e, f)
+            e_out[e] = w[e] * target_residual_into(f, rot, a, e, d)
+            for i in range(3):
+                for j in range(3):
+                    res_out[e, i, j] = d[i, j]
+
+
+@njit(cache=True)
+def _scatter_gradient(tets, dm_inv, w, res, n):
+    """(n, 3): sum over tets of 2 w (F - R A) g_a into vertex a, in tet order (deterministic)."""
+    out = np.zeros((n, 3))
+    g = np.empty((4, 3))
+    for e in range(tets.shape[0]):
+        shape_gradients_into(dm_inv, e, g)
+        c = 2.0 * w[e]
+        for q in range(4):
+            vq = tets[e, q]
+            for i in range(3):
+                out[vq, i] += c * (res[e, i, 0] * g[q, 0] + res[e, i, 1] * g[q, 1] + res[e, i, 2] * g[q, 2])
+    return out
+
+
+@njit(cache=True)
+def _true_hessian_blocks(x, tets, dm_inv, a, w):
+    """(m, 12, 12) [N/m]: the true energy's per-tet Hessians (module doc), unprojected."""
+    m_t = tets.shape[0]
+    out = np.empty((m_t, 12, 12))
+    f, mm = np.empty((3, 3)), np.empty((3, 3))
+    u, v, b = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    sigma = np.empty(3)
+    ka = np.zeros((9, 9))
+    for e in range(m_t):
+        deformation_gradient_into(x, tets, dm_inv, e, f)
+        _mul_into(f, a, e, mm)
+        svd3_rv_into(mm, u, sigma, v, b)
+        h1 = i1_hessian(u, sigma, v)
+        for j in range(3):  # ka = A (x) I: ka[3j + i, 3l + i] = A[j, l]
+            for l in range(3):
+                for i in range(3):
+                    ka[3 * j + i, 3 * l + i] = a[e, j, l]
+        hf = -2.0 * (ka.T @ h1 @ ka)  # (A^T (x) I) H_I1 (A (x) I)
+        for i in range(9):
+            hf[i, i] += 2.0
+        d = dfdx(dm_inv[e])
+        out[e] = w[e] * (d.T @ hf @ d)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ public API
+def _arrays(x, tets, dm_inv, a):
+    return (np.ascontiguousarray(x, np.float64), np.ascontiguousarray(tets, np.int64),
+            np.ascontiguousarray(dm_inv, np.float64), np.ascontiguousarray(a, np.float64))
+
+
+def local_step(x, tets, dm_inv, a) -> np.ndarray:
+    """R (m, 3, 3) [1]: the PD projections, per tet the rotation of the polar decomposition of F_i A_i^T (det +1;
+    = F_i A_i for symmetric targets), in parallel over tets. x (n, 3) [m]; a (m, 3, 3) targets."""
+    x, tets, dm_inv, a = _arrays(x, tets, dm_inv, a)
+    r = np.empty((len(tets), 3, 3))
+    with numba_threads(_threads(len(tets))):
+        _local_step_kernel(x, tets, dm_inv, a, r)
+    return r
+
+
+def residuals(x, tets, dm_inv, a, w, rot) -> tuple[np.ndarray, np.ndarray]:
+    """(F - R A (m, 3, 3) [1], per-tet energies w ||F - R A||^2 (m,) [J]) for rotations rot (m, 3, 3)."""
+    x, tets, dm_inv, a = _arrays(x, tets, dm_inv, a)
+    res = np.empty((len(tets), 3, 3))
+    e = np.empty(len(tets))
+    with numba_threads(_threads(len(tets))):
+        _residual_kernel(x, tets, dm_inv, a, np.ascontiguousarray(rot, np.float64),
+                         np.ascontiguousarray(w, np.float64), res, e)
+    return res, e
+
+
+def energy(x, tets, dm_inv, a, w, rot=None) -> float:
+    """E_R(x) = sum w ||F - R A||^2 [J] for given rotations rot (m, 3, 3); rot None: the true energy E(x)
+    (R = ``local_step(x)``, the minimum over SO(3))."""
+    if rot is None:
+        rot = local_step(x, tets, dm_inv, a)
+    return float(np.sum(residuals(x, tets, dm_inv, a, w, rot)[1]))
+
+
+def gradient(x, tets, dm_inv, a, w, rot=None) -> np.ndarray:
+    """grad E_R (n, 3) [N] for rotations rot (m, 3, 3); rot None: grad E (true energy, envelope theorem)."""
+    if rot is None:
+        rot = local_step(x, tets, dm_inv, a)
+    res, _ = residuals(x, tets, dm_inv, a, w, rot)
+    return _scatter_gradient(np.ascontiguousarray(tets, np.int64), np.ascontiguousarray(dm_inv, np.float64),
+                             np.ascontiguousarray(w, np.float64), res, len(x))
+
+
+def energy_and_gradient(x, tets, dm_inv, a, w) -> tuple[float, np.ndarray, np.ndarray]:
+    """(E(x) [J], grad E (n, 3) [N], R (m, 3, 3)) with one local step: the true energy, its gradient and the PD
+    projections at x."""
+    rot = local_step(x, tets, dm_inv, a)
+    res, e = residuals(x, tets, dm_inv, a, w, rot)
+    g = _scatter_gradient(np.ascontiguousarray(tets, np.int64), np.ascontiguousarray(dm_inv, np.float64),
+                          np.ascontiguousarray(w, np.float64), res, len(x))
+    return float(np.sum(e)), g, rot
+
+
+def true_hessian(x, tets, dm_inv, a, w) -> sp.csr_matrix:
+    """The true energy's Hessian (3n, 3n) CSR [N/m], vertex-major, unprojected (for Newton references)."""
+    x, tets, dm_inv, a = _arrays(x, tets, dm_inv, a)
+    blocks = _true_hessian_blocks(x, tets, dm_inv, a, np.ascontiguousarray(w, np.float64))
+    dof = (3 * tets[:, :, None] + np.arange(3)).reshape(-1, 12)  # (m, 12)
+    rows = np.repeat(dof, 12, axis=1).ravel()
+    cols = np.tile(dof, (1, 12)).ravel()
+    n3 = 3 * len(x)
+    h = sp.csr_matrix((blocks.ravel(), (rows, cols)), shape=(n3, n3))
+    h.sum_duplicates()
+    return h

@@ -1,0 +1,349 @@
+"""Quasi-static actuated face: Projective Dynamics with IPC on an embedded collision proxy (000 Algorithm 1).
+
+Per frame (expression weights w, ``FaceModel.blend``: targets A_i and bone positions), from the previous frame's
+equilibrium x (n, 3) [m], minimise
+
+    E(x) = sum_i w_i min_R ||F_i(x) - R A_i||_F^2  +  kappa B(W x)                          (000 Eq. 1, 3)
+
+over the free (non-bone) vertices; B is the project's barrier potential (``contact.barrier_potential``,
+convergent formulation by default: area weights, improved max approximator, physical barrier 1/dhat^3, kappa a
+pressure [Pa]) on the proxy s = W x (p, 3) [m] (``FaceModel.proxy_map``). Each iteration (000 Algorithm 1):
+
+1. local step: R_i = polar rotation of F_i A_i for all tets (``energies.shape_targeting.local_step``); the PD
+   gradient sum 2 w_i G_i^T (G_i x - vec(R_i A_i)) equals grad E (envelope theorem);
+2. constraint set on s (static broad phase at the frame's first iterate, afterwards the set the line search
+   built at the accepted point), barrier gradient W^T grad B(s) and PSD-projected Hessian W^T H_B(s) W
+   ('analytic' per-stencil projection), restricted to the free dofs;
+3. global step: (K (x) I_3 + B_ff) p = -g (000 Eq. 4) by the chosen ``pd_global`` solver ('direct', 'pcg',
+   'schur', 'woodbury': the same p up to round-off);
+4. stop when ||p||_inf < tol * (proxy bounding-box diagonal at rest);
+5. CCD on (W x, W (x + p)) (additive CCD; W is linear, so straight vertex paths), alpha_max;
+6. backtracking line search from alpha_max on the true energy E (halving until E does not increase); the
+   trajectory candidates of step 5 serve every trial's active set (exact along the segment).
+
+Bones (Dirichlet): the bone vertices go from their previous positions to the frame's targets along the
+trajectory, as ``NewtonSolver`` drives prescribed nodes: while they are short of their targets, the direction
+holds their remaining displacement d_b and the free vertices' linearised response
+p_f = -(K_ff (x) I + B_ff)^-1 (g_f + (K_fb (x) I + B_fb) d_b) (the same global-step solver), and the CCD-bounded
+step is taken without energy backtracking (E changes with the prescribed positions, so it is no merit function
+then). The proxy therefore never crosses itself on the way, however far the bone moves in a frame (a
+collision-free bone motion arrives in one such iteration; a blocked one in several, counted in
+``bone_iterations``). Then the usual iterations run with the bone at its target.
+
+    solver = FacePDSolver(model, "woodbury")          # or "direct", "pcg", "schur"; FaceContact(enabled=False)
+    for w in model.sequence:
+        stats = solver.frame(w)                       # solver.x: the frame's equilibrium (n, 3) [m]
+
+Timings per frame (``FrameStats``) are split as 000 Table 1: IPC (constraint set, barrier gradient/Hessian with
+PSD projection, pull-back through W), G-step (global solve), CCD (trajectory broad phase and step bound), LS
+(line-search trials: their active sets and energies, the rejected trials' local steps), misc (the rest: the
+local step and shape-targeting gradient of each accepted iterate, assembly).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..contact.barrier_potential import barrier_potential, barrier_potential_gradient, barrier_potential_hessian
+from ..contact.broad_phase import build_candidates
+from ..contact.ccd import compute_collision_free_stepsize
+from ..contact.collisions import build_collisions
+from ..contact.intersection import find_intersections
+from ..contact.stiffness import minimum_distance_squared
+from ..energies import shape_targeting as st
+from ..geometry.collision_mesh import CollisionMesh
+from .face_regions import collision_aware_vertices, contact_prone_proxy
+from .pd_global import make_global_solver
+
+
+@dataclass
+class FaceContact:
+    """Contact on the proxy. enabled: False gives 000 Table 1's o (no collision handling); dhat [m] (None:
+    dhat_rel times the proxy's rest bounding-box diagonal); kappa [Pa] (None: the mean shape-targeting
+    stiffness); convergent: the convergent formulation (002) as in ``ContactParameters``."""
+
+    enabled: bool = True
+    dhat: float | None = None
+    dhat_rel: float = 1e-3
+    kappa: float | None = None
+    convergent: bool = True
+
+
+@dataclass
+class FrameStats:
+    """One frame. iterations: global steps (bone iterations included); bone_iterations: those moving the bone;
+    line_search_steps: energy trials; converged; stalled: the line search found no decrease down to alpha 1e-12
+    (E is flat to round-off there: the frame ends, not converged); energy [J] at the end; n_contacts: active
+    stencils at the end; min_distance [m] (inf without contact); n1, n2: collision-agnostic / -aware free
+    vertices; nc_mean, nc_max: free vertices touched by the barrier Hessian per global step; fallbacks: global
+    steps solved directly because a contact reached x1; pcg_iterations: summed over the frame; times [s] as 000
+    Table 1."""
+
+    iterations: int = 0
+    bone_iterations: int = 0
+    line_search_steps: int = 0
+    converged: bool = False
+    stalled: bool = False
+    energy: float = 0.0
+    n_contacts: int = 0
+    min_distance: float = math.inf
+    n1: int = 0
+    n2: int = 0
+    nc_mean: float = 0.0
+    nc_max: int = 0
+    fallbacks: int = 0
+    pcg_iterations: int = 0
+    time_ipc: float = 0.0
+    time_global: float = 0.0
+    time_ccd: float = 0.0
+    time_line_search: float = 0.0
+    time_misc: float = 0.0
+    time_total: float = 0.0
+    history: list = field(default_factory=list)
+
+
+@dataclass
+class _Point:
+    """An evaluated iterate: x (n, 3) [m], s = W x (p, 3) [m], the active set, the true energy E [J], the
+    shape-targeting gradient (n, 3) [N], the rotations R (m, 3, 3), and the seconds its local step and
+    shape-targeting gradient took (000 Table 1 counts them as misc)."""
+
+    x: np.ndarray
+    s: np.ndarray
+    coll: object
+    energy: float
+    grad: np.ndarray
+    rot: np.ndarray
+    time_local: float = 0.0
+
+
+class FacePDSolver:
+    """000 Algorithm 1 on a ``FaceModel`` (module doc).
+
+    Args:
+        model: the ``FaceModel``; solver: global-step solver name ('direct', 'pcg', 'schur', 'woodbury') or a
+        ``pd_global.GlobalSolver``; contact: ``FaceContact``; tol: stopping rule relative to the proxy's rest
+        bounding-box diagonal; max_iterations: per frame; x2: collision-aware simulation-vertex ids (None:
+        ``face_regions.collision_aware_vertices(model, rings=x2_rings)``); backend: ``linear.Factorization``
+        backend; pcg_rtol: relative residual of 'pcg'.
+    Attributes: x (n, 3) [m] the current equilibrium (the rest shape at construction), n1, n2.
+    """
+
+    def __init__(self, model, solver="woodbury", contact: FaceContact | None = None, tol: float = 1e-4,
+                 max_iterations: int = 200, x2=None, x2_rings: int = 0, backend: str = "auto",
+                 pcg_rtol: float = 1e-12):
+        self.model = model
+        self.contact = contact or FaceContact()
+        self.tol, self.max_iterations = float(tol), int(max_iterations)
+        n = len(model.rest)
+        self.dm_inv, volume, grads = st.rest_shape(model.rest, model.tets)
+        self.w = np.asarray(model.stiffness, np.float64) * volume
+        k = st.scalar_hessian(n, model.tets, grads, self.w)
+        self.bone = np.asarray(model.bone, np.int64)
+        is_bone = np.zeros(n, bool)
+        is_bone[self.bone] = True
+        self.free = np.flatnonzero(~is_bone)
+        self.k_fb = k[self.free][:, self.bone].tocsr()
+        self.mesh = CollisionMesh.from_triangle_mesh(model.proxy_vertices, model.proxy_faces)
+        self.bbox = self.mesh.bbox_diagonal()
+        c = self.contact
+        self.dhat = float(c.dhat) if c.dhat is not None else c.dhat_rel * self.bbox
+        self.kappa = float(c.kappa) if c.kappa is not None else float(np.mean(model.stiffness))
+        jm = model.proxy_map.matrix.tocsc()
+        self._j_free = jm[:, _dofs(self.free)].tocsr()
+        self._j_bone = jm[:, _dofs(self.bone)].tocsr()
+        x2_all = collision_aware_vertices(model, rings=x2_rings) if x2 is None else np.asarray(x2, np.int64)
+        free_index = np.full(n, -1, np.int64)
+        free_index[self.free] = np.arange(len(self.free))
+        x2_free = free_index[x2_all]
+        self.x2 = x2_free[x2_free >= 0]
+        kw = {"rtol": pcg_rtol} if solver == "pcg" else {}
+        self.solver = make_global_solver(solver, backend=backend, **kw) if isinstance(solver, str) else solver
+        self.solver.prepare(k[self.free][:, self.free].tocsr(), self.x2)
+        self.n1, self.n2 = self.solver.n1, self.solver.n2
+        self.x = np.array(model.rest, np.float64)
+        if self.contact.enabled:
+            self.check_intersection_free()
+
+    # ------------------------------------------------------------------ energy
+    def _collisions(self, s, candidates):
+        if not self.contact.enabled:
+            return None
+        conv = self.contact.convergent
+        return build_collisions(self.mesh, s, self.dhat, candidates=candidates, use_area_weighting=conv,
+                                use_improved_max_approximator=conv)
+
+    def _barrier_args(self) -> dict:
+        return dict(stiffness=self.kappa, use_physical_barrier=self.contact.convergent)
+
+    def _evaluate(self, x, a, candidates) -> _Point:
+        """The true energy, its shape-targeting gradient and rotations (one local step) at x; the active set from
+        candidates (None: a static broad phase at W x)."""
+        s = self.model.proxy_map.apply(x)
+        coll = None
+        if self.contact.enabled:
+            if candidates is None:
+                candidates = build_candidates(self.mesh, s, None, inflation_radius=0.5 * self.dhat)
+            coll = self._collisions(s, candidates)
+        t0 = time.perf_counter()
+        e, g, rot = st.energy_and_gradient(x, self.model.tets, self.dm_inv, a, self.w)
+        t_local = time.perf_counter() - t0
+        if coll is not None and len(coll):
+            e += barrier_potential(coll, self.mesh, s, **self._barrier_args())
+        return _Point(x, s, coll, e, g, rot, t_local)
+
+    def _contact_terms(self, pt: _Point):
+        """(barrier gradient on the nodes (n, 3) [N], B_ff (3nf, 3nf), B_fb (3nf, 3nb) CSR [N/m]); None's
+        without an active set."""
+        if pt.coll is None or not len(pt.coll):
+            return None, None, None
+        args = self._barrier_args()
+        gb = barrier_potential_gradient(pt.coll, self.mesh, pt.s, **args)
+        hb = barrier_potential_hessian(pt.coll, self.mesh, pt.s, project="analytic", **args)
+        g = self.model.proxy_map.pull_gradient(gb).reshape(-1, 3)
+        hj = hb @ self._j_free
+        b_ff = (self._j_free.T @ hj).tocsr()
+        b_fb = (hj.T @ self._j_bone).tocsr() if len(self.bone) else None
+        return g, b_ff, b_fb
+
+    # ------------------------------------------------------------------ one frame
+    def check_intersection_free(self, x=None) -> None:
+        """ValueError naming an intersecting proxy edge-face pair at x (default: the current state)."""
+        s = self.model.proxy_map.apply(self.x if x is None else x)
+        hits = find_intersections(self.mesh, s, max_count=1)
+        if len(hits):
+            raise ValueError(f"the collision proxy intersects itself (edge {hits[0, 0]}, face {hits[0, 1]})")
+
+    def frame(self, weights) -> FrameStats:
+        """Solve the frame with expression weights (K,) from the current state; updates ``x``."""
+        t_start = time.perf_counter()
+        a, target = self.model.blend(weights)
+        stats = FrameStats(n1=self.n1, n2=self.n2)
+        pcg0 = getattr(self.solver, "total_iterations", 0)
+        fb0 = self.solver.fallbacks
+        t0 = time.perf_counter()
+        pt = self._evaluate(self.x, a, None)
+        stats.time_ipc += time.perf_counter() - t0 - pt.time_local  # the frame's first constraint set
+        ncs = []
+        for it in range(self.max_iterations):
+            d_bone = target - pt.x[self.bone]
+            arrived = not np.any(d_bone)
+            p = self._direction(pt, d_bone, arrived, stats)
+            ncs.append(self.solver.last_nc)
+            stats.iterations += 1
+            if arrived and np.max(np.abs(p), initial=0.0) < self.tol * self.bbox:
+                stats.converged = True
+                break
+            candidates, alpha = self._ccd(pt, p, stats)
+            new = self._advance(pt, p, a, alpha, arrived, candidates, target, stats)
+            if new is None:
+                stats.stalled = True
+                break
+            pt = new
+            stats.history.append((it, alpha, pt.energy))
+        self.x = pt.x
+        stats.energy = pt.energy
+        self._finish(pt, stats, ncs, pcg0, fb0)
+        stats.time_total = time.perf_counter() - t_start
+        stats.time_misc = (stats.time_total - stats.time_ipc - stats.time_global - stats.time_ccd
+                           - stats.time_line_search)
+        return stats
+
+    def _direction(self, pt: _Point, d_bone, arrived: bool, stats: FrameStats) -> np.ndarray:
+        """The global step p (n, 3) [m] at pt (bone rows: their remaining displacement)."""
+        t0 = time.perf_counter()
+        gc, b_ff, b_fb = self._contact_terms(pt)
+        stats.time_ipc += time.perf_counter() - t0
+        rhs = -pt.grad[self.free]
+        if gc is not None:
+            rhs -= gc[self.free]
+        if not arrived:
+            rhs -= self.k_fb @ d_bone
+            if b_fb is not None:
+                rhs -= (b_fb @ d_bone.ravel()).reshape(-1, 3)
+        t0 = time.perf_counter()
+        p = np.zeros_like(pt.x)
+        p[self.free] = self.solver.solve(b_ff, rhs)
+        p[self.bone] = d_bone
+        stats.time_global += time.perf_counter() - t0
+        return p
+
+    def _ccd(self, pt: _Point, p, stats: FrameStats):
+        """(trajectory candidates or None, alpha_max): the largest collision-free fraction of the step p."""
+        if not self.contact.enabled:
+            return None, 1.0
+        t0 = time.perf_counter()
+        s1 = self.model.proxy_map.apply(pt.x + p)
+        candidates = build_candidates(self.mesh, pt.s, s1, inflation_radius=0.5 * self.dhat)
+        alpha = compute_collision_free_stepsize(self.mesh, pt.s, s1, candidates=candidates)
+        stats.time_ccd += time.perf_counter() - t0
+        return candidates, alpha
+
+    def _advance(self, pt: _Point, p, a, alpha, arrived, candidates, target, stats: FrameStats):
+        """The next iterate: backtracking from alpha on E (bone arrived; None when no alpha >= 1e-12 decreases
+        E), else the CCD-bounded bone step."""
+        t0 = time.perf_counter()
+        if arrived:
+            while True:
+                stats.line_search_steps += 1
+                new = self._evaluate(pt.x + alpha * p, a, candidates)
+                if new.energy <= pt.energy:
+                    break
+                alpha *= 0.5
+                if alpha < 1e-12:
+                    new = None
+                    break
+        else:
+            stats.bone_iterations += 1
+            x = pt.x + alpha * p
+            if alpha >= 1.0:
+                x[self.bone] = target  # exact arrival
+            new = self._evaluate(x, a, candidates)
+        # the accepted point's local step and gradient start the next iteration: misc, not line search
+        stats.time_line_search += time.perf_counter() - t0 - (new.time_local if new is not None else 0.0)
+        return new
+
+    def _finish(self, pt: _Point, stats: FrameStats, ncs, pcg0, fb0) -> None:
+        stats.nc_mean = float(np.mean(ncs)) if ncs else 0.0
+        stats.nc_max = int(max(ncs)) if ncs else 0
+        stats.fallbacks = self.solver.fallbacks - fb0
+        stats.pcg_iterations = getattr(self.solver, "total_iterations", 0) - pcg0
+        if pt.coll is not None and len(pt.coll):
+            stats.n_contacts = len(pt.coll)
+            stats.min_distance = math.sqrt(minimum_distance_squared(pt.coll, self.mesh, pt.s))
+
+    def run(self, sequence=None) -> tuple[list, list]:
+        """Frames of an animation (frames, K) (None: the model's ``sequence``), each from the previous one's
+        equilibrium. Returns (positions: list of (n, 3) [m], stats: list of ``FrameStats``)."""
+        seq = self.model.sequence if sequence is None else sequence
+        xs, stats = [], []
+        for w in np.asarray(seq, np.float64):
+            stats.append(self.frame(w))
+            xs.append(self.x.copy())
+        return xs, stats
+
+
+def _dofs(vertices: np.ndarray) -> np.ndarray:
+    """(3k,) vertex-major dofs of vertices (k,)."""
+    return (3 * np.asarray(vertices, np.int64)[:, None] + np.arange(3)).ravel()
+
+
+
+def predict_collision_aware_vertices(model, radius: float, rings: int = 1, sequence=None,
+                                     tol: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
+    """An automatic x2 smaller than the whole proxy's footprint (000 marks it by hand): solve the animation
+    (frames, K) (None: the model's sequence) once without collision handling (PD with the constant factor only:
+    cheap), keep the proxy vertices that come within radius [m] of another proxy primitive in some frame (or cross
+    it: ``face_regions.contact_prone_proxy``), and take the nodes of their tets grown by ``rings``.
+
+    Penetrating parts of the contact-free run can be deeper than radius, and the contact run deforms differently,
+    so a later contact may still leave this x2: the Schur/Woodbury steps then solve directly (exact, counted in
+    ``FrameStats.fallbacks``). Returns (x2 simulation-vertex ids, the contact-prone proxy vertex ids)."""
+    pd = FacePDSolver(model, "direct", FaceContact(enabled=False), tol=tol, x2=np.zeros(0, np.int64))
+    xs, _ = pd.run(sequence)
+    near = contact_prone_proxy(model, pd.mesh, xs, radius)
+    return collision_aware_vertices(model, proxy=near, rings=rings), near
