@@ -220,7 +220,8 @@ def describe(sim, data: dict) -> tuple[str, bool]:
         lines.append(f"    [{i}] {b.get('name', f'body{i}')}: {int(sel.sum())} vertices, "
                      f"{int(np.sum(tet_body == i))} tets, {int(np.sum(face_body == i))} surface triangles, "
                      f"{elastic} density {mat.get('density', float('nan')):g} "
-                     f"kg/m^3, size {ext[0]:.4g} x {ext[1]:.4g} x {ext[2]:.4g} m")
+                     f"kg/m^3, size {ext[0]:.4g} x {ext[1]:.4g} x {ext[2]:.4g} m"
+                     + ("" if b.get("self_contact", True) else ", no self contact"))
     n_bodies = len(data.get("bodies", []))
     obstacles = data.get("obstacles", [])
     lines.append(f"  obstacles ({len(obstacles)}):")
