@@ -121,3 +121,14 @@ def test_run_refuses_time_options_for_face_scenes(tmp_path, cli):
     out = tmp_path / "out"
     rc, _, err = cli("run", _scene(tmp_path), "--end-time", "1", "-o", out)
     assert rc == 2 and "a face scene has no --end-time" in err and not out.exists()
+
+
+def test_docs_python_example_runs():
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "face.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    namespace = {}
+    exec(compile(code.replace("model.sequence[:10]", "model.sequence[:2]"), "docs/face.md", "exec"), namespace)
+    lips, model = namespace["lips"], namespace["model"]
+    assert lips.shape == model.proxy_vertices.shape and namespace["stats"].converged
