@@ -79,6 +79,15 @@ def test_without_contact_the_lips_interpenetrate(tmp_path, cli):
     assert _stats(out)[1]["n_contacts"] == "0"
 
 
+def test_predicted_x2_is_smaller_and_still_intersection_free(tmp_path, cli, demo_run):
+    out = tmp_path / "x2"
+    rc, _, err = cli("run", _scene(tmp_path, x2={"radius": 5e-4, "rings": 0}), "-o", out, "--quiet")
+    assert rc == 0, err
+    exact, predicted = _stats(demo_run)[1], _stats(out)[1]
+    assert int(predicted["n2"]) < int(exact["n2"]) and int(predicted["n_contacts"]) > 0
+    assert not any(_intersecting(out))
+
+
 def test_demo_is_listed(cli):
     rc, stdout, _ = cli("demo", "--list")
     assert rc == 0 and any(line.startswith("face ") for line in stdout.splitlines())
@@ -106,6 +115,7 @@ def test_demo_errors_are_one_line(tmp_path, cli, argv, expected):
     ({"solver": "lu"}, "face.json: solver: expected one of 'direct', 'pcg', 'schur', 'woodbury', got 'lu'"),
     ({"face": "huge"}, "face.json: face: expected one of 'small', 'large'"),
     ({"every": 0}, "face.json: every: expected an integer >= 1"),
+    ({"x2": {"radius": 0}}, "face.json: x2.radius: expected a positive finite number"),
     ({"contact": {"dhat": -1}}, "face.json: contact.dhat: expected a positive finite number or null"),
     ({"contact": {"kapa": 1}}, "face.json: contact.kapa: unknown key 'kapa'"),
     ({"output": {"render": "yes"}}, "face.json: output.render: expected true or false"),

@@ -14,6 +14,9 @@ but "format"; docs/face.md):
 - solver: the global-step solver, "direct", "pcg", "schur" or "woodbury";
 - contact: ``FaceContact``'s enabled, dhat [m] (null: dhat_rel times the proxy's rest bounding-box diagonal),
   dhat_rel [1], kappa [Pa] (null: the mean shape-targeting stiffness), convergent;
+- x2: null (the exact collision-aware set: every node of a tet holding a proxy vertex) or {"radius": r [m],
+  "rings": k}: the smaller set ``predict_collision_aware_vertices`` finds from a run without contact over the
+  scene's frames (contacts outside it are solved directly, counted in stats.csv's fallbacks);
 - tol [1] (relative to the proxy's rest bounding-box diagonal), max_iterations: per frame;
 - output: volume (also write the simulation mesh as frames/volume_*.vtu), render (preview.png and movie), view
   (the preview's camera: azimuth_deg, elevation_deg; default in front of the face, slightly from its left).
@@ -34,7 +37,7 @@ SIZES = ("small", "large")
 SOLVERS = ("direct", "pcg", "schur", "woodbury")
 DEFAULTS = {"face": "small", "frames": "all", "every": 1, "solver": "woodbury",
             "contact": {"enabled": True, "dhat": None, "dhat_rel": 1e-3, "kappa": None, "convergent": True},
-            "tol": 1e-4, "max_iterations": 200,
+            "x2": None, "tol": 1e-4, "max_iterations": 200,
             "output": {"volume": False, "render": False, "view": {"azimuth_deg": 155.0, "elevation_deg": 15.0}}}
 _TOP = ("format", "name", *DEFAULTS)
 
@@ -75,7 +78,7 @@ class FaceScene:
     def build(self) -> FaceSimulation:
         """Load the face and set up its solver (the proxy's rest state is checked intersection-free). Raises
         SceneError naming "face" when the large face's ICT files cannot be read."""
-        from ..solvers.face_pd import FaceContact, FacePDSolver
+        from ..solvers.face_pd import FaceContact, FacePDSolver, predict_collision_aware_vertices
         from .face_data import load_face
 
         d = self.data
@@ -87,8 +90,12 @@ class FaceScene:
         if d["frames"][1] >= len(model.sequence):
             raise scene_error(self.source, "frames", f"the sequence has {len(model.sequence)} frames (0 to "
                                                      f"{len(model.sequence) - 1}), got {d['frames']}")
+        x2 = None
+        if d["x2"] is not None:
+            x2, _ = predict_collision_aware_vertices(model, d["x2"]["radius"], d["x2"]["rings"],
+                                                     sequence=model.sequence[self.frame_indices()])
         solver = FacePDSolver(model, d["solver"], FaceContact(**d["contact"]), tol=d["tol"],
-                              max_iterations=d["max_iterations"])
+                              max_iterations=d["max_iterations"], x2=x2)
         return FaceSimulation(model, solver, self.frame_indices(), d["name"], dict(d["output"]))
 
     def __repr__(self) -> str:
@@ -111,6 +118,7 @@ def _resolve(raw, source: str) -> dict:
     d["every"] = _integer(raw.get("every", 1), "every", source)
     d["solver"] = _choice(raw, "solver", SOLVERS, source)
     d["contact"] = _contact(raw.get("contact", {}), source)
+    d["x2"] = _x2(raw.get("x2"), source)
     d["tol"] = _positive(raw.get("tol", DEFAULTS["tol"]), "tol", source)
     d["max_iterations"] = _integer(raw.get("max_iterations", DEFAULTS["max_iterations"]), "max_iterations", source)
     out = raw.get("output", {})
@@ -119,6 +127,18 @@ def _resolve(raw, source: str) -> dict:
     d["output"] = {k: _boolean(out.get(k, DEFAULTS["output"][k]), f"output.{k}", source) for k in ("volume", "render")}
     d["output"]["view"] = _view(out.get("view", {}), source)
     return d
+
+
+def _x2(raw, source: str):
+    """None or {"radius": [m], "rings": int >= 0} (rings default 1)."""
+    if raw is None:
+        return None
+    _object(raw, "x2", source)
+    _known(raw, ("radius", "rings"), ["x2"], source)
+    rings = raw.get("rings", 1)
+    if isinstance(rings, bool) or not isinstance(rings, int) or rings < 0:
+        raise scene_error(source, "x2.rings", f"expected an integer >= 0, got {rings!r}")
+    return {"radius": _positive(raw.get("radius"), "x2.radius", source), "rings": rings}
 
 
 def _view(raw, source: str) -> dict:
