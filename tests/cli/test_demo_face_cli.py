@@ -142,3 +142,12 @@ def test_docs_python_example_runs():
     exec(compile(code.replace("model.sequence[:10]", "model.sequence[:2]"), "docs/face.md", "exec"), namespace)
     lips, model = namespace["lips"], namespace["model"]
     assert lips.shape == model.proxy_vertices.shape and namespace["stats"].converged
+
+
+def test_face_kernels_are_recorded_apart():
+    from ipcsim import warmup
+
+    manifest = warmup.load_manifest()
+    assert manifest.get("face") and warmup.scene_entries(manifest, "face") == manifest["face"]
+    others = {name: entries for name, entries in manifest.items() if name != "face"}
+    assert warmup.scene_entries(manifest, None) == warmup.scene_entries(others, None)  # scenes that are no demo

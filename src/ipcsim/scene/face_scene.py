@@ -8,7 +8,7 @@ format) and runs the frames with ``solvers.face_pd.FacePDSolver`` (``ipcsim.face
 but "format"; docs/face.md):
 
 - name: the run's name (default the file's stem);
-- face: "small" (shipped with the package) or "large" (built from the ICT-FaceKit files, about a minute);
+- face: "small" (shipped with the package) or "large" (built from the ICT-FaceKit files in about 40 s);
 - frames: "all" or [first, last], sequence frame indices (0-based, last included) of the 50-frame sequence;
 - every: run every k-th frame of that range (each frame starts from the previous one's equilibrium);
 - solver: the global-step solver, "direct", "pcg", "schur" or "woodbury";
