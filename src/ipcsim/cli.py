@@ -165,6 +165,7 @@ def _execute_face(scene, args) -> int:
     from .runner import default_output_dir
     from .warmup import prepare_kernels
 
+    args.face_run = True  # no --resume after Ctrl-C
     prepare_kernels("face", quiet=args.quiet)
     sim = scene.build()  # loads the face and checks its proxy before OUT is touched
     out = Path(args.output) if args.output else default_output_dir(sim.name)
@@ -441,7 +442,8 @@ def _dispatch(args) -> int:
         print(f"error: {text}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("error: interrupted (continue with --resume)", file=sys.stderr)
+        hint = "" if getattr(args, "face_run", False) else " (continue with --resume)"
+        print(f"error: interrupted{hint}", file=sys.stderr)
         return 130
 
 
