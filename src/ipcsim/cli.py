@@ -37,10 +37,19 @@ def load_simulation(path, end_time=None, dt=None, volume=None, render=None):
     (bool) replace output.volume / output.render; None keeps the scene's value. Raises ValueError
     (SceneError) for any problem in the file or its meshes.
     """
-    from .scene import Scene, load_scene
+    from .scene import load_scene
 
+    return _build_scene(load_scene(path), path, end_time, dt, volume, render)
+
+
+def _build_scene(scene, path, end_time=None, dt=None, volume=None, render=None):
+    """``load_simulation`` after loading: override and build the loaded ``Scene``."""
+    from .scene import Scene
+    from .scene.face_scene import FaceScene
+
+    if isinstance(scene, FaceScene):
+        raise _UserError(f"{path}: a face scene ({scene.data['format']}) runs with 'ipcsim run' only")
     path = Path(path)
-    scene = load_scene(path)
     data = copy.deepcopy(scene.data)
     changed = False
     for section, key, value in (("time", "end", end_time), ("time", "dt", dt), ("output", "volume", volume),
@@ -113,10 +122,68 @@ def _execute(sim, data, args, source: str, demo: str | None = None) -> int:
 
 # ----------------------------------------------------------------------------------------------- commands
 def _run(args) -> int:
+    from .scene import load_scene
+    from .scene.face_scene import FaceScene
+
     _positive("--dt", args.dt)
     _positive("--end-time", args.end_time)
-    sim, data = load_simulation(args.scene, args.end_time, args.dt, args.volume or None, args.render or None)
+    scene = load_scene(args.scene)
+    if isinstance(scene, FaceScene):
+        _face_options(args, f"{args.scene}: a face scene", ("--dt", "--end-time", "--resume"))
+        for key, flag in (("volume", args.volume), ("render", args.render)):
+            scene.data["output"][key] = scene.data["output"][key] or flag
+        return _execute_face(scene, args)
+    sim, data = _build_scene(scene, args.scene, args.end_time, args.dt, args.volume or None, args.render or None)
     return _execute(sim, data, args, str(args.scene))
+
+
+def _face_options(args, what: str, refused) -> None:
+    """_UserError naming the first of the options ``refused`` given on the command line."""
+    given = {"--dt": args.dt is not None, "--end-time": args.end_time is not None, "--resume": args.resume,
+             "--mode": getattr(args, "mode", None) is not None, "--mu": getattr(args, "mu", None) is not None}
+    for flag in refused:
+        if given[flag]:
+            raise _UserError(f"{what} has no {flag} (frames, not time steps: see docs/face.md)")
+
+
+def _face_demo(args) -> int:
+    """``ipcsim demo face [--frames N] [--solver direct|pcg|schur|woodbury]``."""
+    from .demo_face import DEFAULT_FRAMES, demo_scene
+
+    _face_options(args, "demo face", ("--dt", "--end-time", "--resume", "--mode", "--mu"))
+    frames = DEFAULT_FRAMES if args.frames is None else args.frames
+    scene = demo_scene(frames, args.solver or "woodbury", render=not args.no_render)
+    if args.volume:
+        scene.data["output"]["volume"] = True
+    return _execute_face(scene, args)
+
+
+def _execute_face(scene, args) -> int:
+    """Run a ``FaceScene`` into args.output (or ./ipcsim-out/<name>), render if asked, print a summary (the
+    kernels compiled up front on a cold cache are the face demo's)."""
+    from .face_runner import frames_summary, run_face
+    from .runner import default_output_dir
+    from .warmup import prepare_kernels
+
+    args.face_run = True  # no --resume after Ctrl-C
+    prepare_kernels("face", quiet=args.quiet)
+    sim = scene.build()  # loads the face and checks its proxy before OUT is touched
+    out = Path(args.output) if args.output else default_output_dir(sim.name)
+    if out.exists() and not out.is_dir():
+        raise _UserError(f"output path {str(out)!r} exists and is not a directory")
+    result = run_face(sim, out, scene.data, progress=not args.quiet)
+    if not args.quiet:
+        print(frames_summary(result, sim.name))
+        if result.unconverged:
+            print(f"warning: {len(result.unconverged)} frame(s) stopped before converging (first: sequence frame "
+                  f"{result.unconverged[0]}); see the 'converged' column of stats.csv", file=sys.stderr)
+    if sim.output.get("render", False):
+        from .render import render_run
+
+        written = render_run(out)
+        if not args.quiet:
+            print("preview: " + ", ".join(str(p) for p in written))
+    return 0
 
 
 def _demo(args) -> int:
@@ -130,6 +197,10 @@ def _demo(args) -> int:
     _positive("--dt", args.dt)
     _positive("--end-time", args.end_time)
     name = args.name or DEFAULT_SCENE
+    if name == "face":
+        return _face_demo(args)
+    if args.frames is not None or args.solver is not None:
+        raise _UserError(f"demo {name}: --frames and --solver are options of the face demo")
     if name == "teddy-grasp":
         return _teddy_grasp(args)
     if args.mode is not None or args.mu is not None:
@@ -256,7 +327,16 @@ def _kappa_rule(solver) -> str:
 
 
 def _info(args) -> int:
-    sim, data = load_simulation(args.scene)
+    from .scene import load_scene
+    from .scene.face_scene import FaceScene
+
+    scene = load_scene(args.scene)
+    if isinstance(scene, FaceScene):
+        from .face_runner import describe_face
+
+        print(describe_face(scene.build(), scene.data))
+        return 0
+    sim, data = _build_scene(scene, args.scene)
     text, ok = describe(sim, data)
     print(text)
     return 0 if ok else 1
@@ -305,6 +385,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="teddy-grasp: the teddy in full space, or embedded at medium or low resolution "
                            "(default low)")
     demo.add_argument("--mu", type=float, metavar="MU", help="teddy-grasp: friction coefficient (default 1)")
+    demo.add_argument("--frames", type=int, metavar="N", help="face: frames to run (every third of the sequence "
+                                                              "from the neutral face; default 10, at most 17)")
+    demo.add_argument("--solver", choices=("direct", "pcg", "schur", "woodbury"), default=None,
+                      help="face: the global-step solver (default woodbury)")
     demo.set_defaults(func=_demo)
 
     render = sub.add_parser("render", parents=[debug], help="(re)render a finished run's preview",
@@ -359,7 +443,8 @@ def _dispatch(args) -> int:
         print(f"error: {text}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("error: interrupted (continue with --resume)", file=sys.stderr)
+        hint = "" if getattr(args, "face_run", False) else " (continue with --resume)"
+        print(f"error: interrupted{hint}", file=sys.stderr)
         return 130
 
 

@@ -17,10 +17,12 @@ DEMOS = {
     "pinned-mat": "a heavy cube drops onto a soft mat pinned at two edges (Dirichlet boxes; 0.4 s, 40 steps)",
     "cubes-in-bowl": "two cubes tumble into a static triangle-mesh bowl, friction 0.1 (0.5 s, 50 steps)",
 }
-#: demos built in Python (name -> description): ``ipcsim.demo_grasp``
+#: demos built in Python (name -> description): ``ipcsim.demo_grasp``, ``ipcsim.demo_face``
 BUILT_DEMOS = {
     "teddy-grasp": "two soft bubbles grasp, lift and hold a soft teddy bear (Embedded IPC; 4 s, 200 steps; "
                    "--mode full|medium|low, --dt, --mu)",
+    "face": "the small ICT face's lips press and roll on each other (Projective Dynamics + IPC on the lips' "
+            "collision proxy; 10 of the 50 expression frames; --frames, --solver)",
 }
 DEFAULT_SCENE = "two-cubes"
 

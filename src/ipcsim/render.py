@@ -106,15 +106,17 @@ class Renderer:
     Args:
         bounds: (lo (3,), hi (3,)) [m] of every frame; face_body: (m,) body id per face; n_bodies: ids below
         it are simulated bodies (colored), the rest obstacles (grey); planes: [(origin (3,), normal (3,))];
-        up: (3,) world up (opposite to gravity); size: (width, height) pixels.
+        up: (3,) world up (opposite to gravity); size: (width, height) pixels; view: {"azimuth_deg",
+        "elevation_deg"} of the camera (None: 35 and 25 degrees).
     """
 
-    def __init__(self, bounds, face_body, n_bodies=None, planes=(), up=(0.0, 1.0, 0.0), size=(640, 480)):
+    def __init__(self, bounds, face_body, n_bodies=None, planes=(), up=(0.0, 1.0, 0.0), size=(640, 480),
+                 view=None):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
         lo, hi = bounds
-        self.camera = Camera.framing(lo, hi, up=up, aspect=size[0] / size[1])
+        self.camera = Camera.framing(lo, hi, up=up, aspect=size[0] / size[1], **(view or {}))
         cam = self.camera
         self.light = cam.toward + 0.7 * cam.up + 0.4 * cam.right
         self.light /= np.linalg.norm(self.light)
@@ -173,7 +175,7 @@ class Renderer:
 
 def _scene_info(out: Path) -> dict:
     """What rendering needs from OUT/scene.json (absent: defaults)."""
-    info = {"dt": None, "every": 1, "planes": [], "n_bodies": None, "up": (0.0, 1.0, 0.0)}
+    info = {"dt": None, "every": 1, "planes": [], "n_bodies": None, "up": (0.0, 1.0, 0.0), "view": None}
     path = out / "scene.json"
     if not path.is_file():
         return info
@@ -182,6 +184,9 @@ def _scene_info(out: Path) -> dict:
     info["every"] = int(data.get("output", {}).get("every", 1))
     info["planes"] = [(h["origin"], h["normal"]) for h in data.get("half_spaces", [])]
     info["n_bodies"] = len(data.get("bodies", [])) or None
+    view = data.get("output", {}).get("view")  # a face scene's camera (scene.face_scene)
+    if isinstance(view, dict):
+        info["view"] = {k: float(view[k]) for k in ("azimuth_deg", "elevation_deg") if k in view}
     g = np.asarray(data.get("gravity", [0.0, -9.81, 0.0]), float)
     if np.linalg.norm(g) > 0:
         info["up"] = tuple(-g / np.linalg.norm(g))
@@ -230,7 +235,7 @@ def render_run(out_dir, max_frames: int = 80, size=(640, 480)) -> list[Path]:
         frames.append(v)
         if len(v):
             lo, hi = np.minimum(lo, v.min(axis=0)), np.maximum(hi, v.max(axis=0))
-    renderer = Renderer((lo, hi), body, info["n_bodies"], info["planes"], info["up"], size)
+    renderer = Renderer((lo, hi), body, info["n_bodies"], info["planes"], info["up"], size, info["view"])
     segments, points = _codimensional(out, len(v0))
     step_time = info["dt"] * info["every"] if info["dt"] else None
     pick = np.unique(np.linspace(0, len(frames) - 1, min(len(frames), max_frames)).round().astype(int))

@@ -28,6 +28,9 @@ from importlib import resources
 
 #: key of the manifest's kernels common to every demo, used for scenes that are not demos
 COMMON = "*"
+#: demos of another kind of simulation (the face: ``scene.face_scene``), left out of the kernels that time-stepped
+#: scenes which are no demo get; a face scene gets the face demo's
+OTHER_KINDS = ("face",)
 
 
 # ----------------------------------------------------------------------------------------------- manifest
@@ -51,10 +54,11 @@ def load_callees() -> dict:
 
 
 def scene_entries(manifest: dict, scene: str | None) -> list:
-    """The manifest's entries of ``scene``; for a scene it does not know, the entries every demo shares."""
+    """The manifest's entries of ``scene``; for a scene it does not know, the entries every demo shares (the
+    demos of ``OTHER_KINDS`` left out)."""
     if scene in manifest:
         return list(manifest[scene])
-    lists = list(manifest.values())
+    lists = [entries for name, entries in manifest.items() if name not in OTHER_KINDS]
     if not lists:
         return []
     common = set.intersection(*({tuple(e[:3]) for e in entries} for entries in lists))

@@ -16,6 +16,7 @@ import numpy as np
 from .bodies import add_body, add_conditions, resolve_body
 from .common import DEFAULTS, Geometry, abs_path, accepts, filled, time_range
 from .errors import SceneError, key_path, scene_error
+from .face_scene import FACE_FORMAT, FaceScene
 from .generated import generated_mesh
 from .mesh_files import (MeshFileError, closed_surface, read_body_mesh, read_coarse_mesh, read_keyframe,
                          read_mesh_data, read_solid_mesh)
@@ -96,9 +97,10 @@ def _json_pairs(source: str):
     return hook
 
 
-def load_scene(path) -> Scene:
-    """Load a scene file: .json (format v1, see docs/scenes.md) or .txt (an IPC 2020 script, converted by
-    ``ipcsim.scene.ipc_script.parse_script``). Raises SceneError (a ValueError) with a one-line message."""
+def load_scene(path) -> Scene | FaceScene:
+    """Load a scene file: .json (format v1, see docs/scenes.md; format ipcsim-face/1 gives a ``FaceScene``, see
+    docs/face.md) or .txt (an IPC 2020 script, converted by ``ipcsim.scene.ipc_script.parse_script``). Raises
+    SceneError (a ValueError) with a one-line message."""
     path = Path(path)
     source = os.fspath(path)
     suffix = path.suffix.lower()
@@ -123,6 +125,8 @@ def load_scene(path) -> Scene:
         data = json.loads(text, object_pairs_hook=_json_pairs(source))
     except json.JSONDecodeError as exc:
         raise SceneError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    if isinstance(data, dict) and data.get("format") == FACE_FORMAT:
+        return FaceScene.from_dict(data, source)  # a face scene (docs/face.md)
     return Scene.from_dict(data, path.parent, source)
 
 
