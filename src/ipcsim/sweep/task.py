@@ -1,0 +1,146 @@
+"""One run of a sweep, as executed on a worker: the simulation runs in a child process
+(``python -m ipcsim run``) with one thread, a hard time limit and its own memory, so a run that raises, hangs or
+crashes cannot take the worker (or the other runs) with it.
+
+Directory protocol inside RUNS (the sweep's ``runs/`` folder)::
+
+    RUNS/.tmp-<name>/        while the run is going (removed when it fails, at the next start of the sweep)
+    RUNS/<name>/             a complete run: the usual layout (docs/output.md) + result.json, renamed into place
+    RUNS/<name>.failed/      a failed run: error.txt and result.json only (partial frames removed)
+
+``result.json`` is written last inside the temporary directory, and the directory is renamed as a whole, so a
+directory ``RUNS/<name>`` exists only for a complete run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .. import io_frames
+from .metrics import compute_metrics, run_statistics
+
+RESULT = "result.json"
+FAILED_SUFFIX = ".failed"
+TMP_PREFIX = ".tmp-"
+#: environment of the simulation process: one thread for Numba, OpenMP, MKL and OpenBLAS (one run per core)
+THREAD_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+              "OPENBLAS_NUM_THREADS": "1", "IPCSIM_COMPILE_PROCESSES": "1"}
+
+
+def _die_with_parent():
+    """preexec_fn: the child gets SIGKILL when the worker thread that started it goes away (Linux prctl), so a
+    killed worker or an interrupted sweep leaves no simulation running behind."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _simulate(scene_file: Path, out: Path, time_limit: float | None) -> tuple[str, str]:
+    """Run ``python -m ipcsim run scene_file -o out --quiet`` in a child process; (status, error): ("ok", ""),
+    ("failed", last stderr line), ("timeout", ...) or ("died", ...) for a child killed by a signal."""
+    env = {**os.environ, **THREAD_ENV}
+    cmd = [sys.executable, "-m", "ipcsim", "run", str(scene_file), "-o", str(out), "--quiet"]
+    try:
+        proc = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=time_limit, text=True, errors="replace",
+                              preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+    except subprocess.TimeoutExpired:
+        return "timeout", f"exceeded the time limit of {time_limit:g} s"
+    if proc.returncode == 0:
+        return "ok", ""
+    lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("error:")]
+    text = (errors or lines or [f"exit status {proc.returncode}"])[-1]
+    if proc.returncode < 0:
+        return "died", f"the simulation process died (signal {-proc.returncode}): {text}"
+    return "failed", text.removeprefix("error: ").replace(str(scene_file), "scene")
+
+
+def _clear(*paths: Path) -> None:
+    for p in paths:
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        elif p.exists():
+            p.unlink()
+
+
+def execute_run(job: dict) -> dict:
+    """Run one job and return its result (also written to result.json).
+
+    job: {"name", "index", "params" {key: value}, "scene" (resolved scene dict), "fingerprint", "runs_dir",
+    "metrics" (parsed spec metrics), "time_limit" [s] or None, "retries" (re-runs of a child that died)}.
+    Result: {"run", "index", "status" ("ok" | "failed" | "timeout" | "died"), "error", "params",
+    "fingerprint", "wall_seconds", "attempts", "steps", "newton_iterations", "unconverged_steps",
+    "min_distance", "metrics" {column: value}}. Never raises for a failing simulation.
+    """
+    runs = Path(job["runs_dir"])
+    name = job["name"]
+    final, failed, tmp = runs / name, runs / (name + FAILED_SUFFIX), runs / (TMP_PREFIX + name)
+    _clear(tmp, failed, final)
+    t0 = time.perf_counter()
+    attempts, status, error = 0, "died", ""
+    while status == "died" and attempts <= int(job.get("retries", 0)):
+        attempts += 1
+        _clear(tmp)
+        tmp.mkdir(parents=True)
+        scene_file = tmp / ".scene-input.json"
+        io_frames.write_json(scene_file, job["scene"])
+        status, error = _simulate(scene_file, tmp, job.get("time_limit"))
+        scene_file.unlink(missing_ok=True)
+    result = {"run": name, "index": job["index"], "status": status, "error": error, "params": job["params"],
+              "fingerprint": job["fingerprint"], "wall_seconds": time.perf_counter() - t0, "attempts": attempts}
+    try:
+        result.update(run_statistics(tmp))
+        if status == "ok":
+            result["metrics"] = compute_metrics(tmp, job.get("metrics", []))
+    except (OSError, ValueError, KeyError) as exc:  # unreadable output: the run failed after all
+        status, result["status"], result["error"] = "failed", "failed", f"cannot read its output: {exc}"
+    if status == "ok":
+        io_frames.write_text(tmp / RESULT, _dumps(result))
+        os.replace(tmp, final)
+    else:
+        _write_failed(tmp, failed, result)
+    return result
+
+
+def _write_failed(tmp: Path, failed: Path, result: dict) -> None:
+    """Replace the partial output by RUNS/<name>.failed/ holding error.txt and result.json (built in tmp and
+    renamed into place)."""
+    _clear(tmp)
+    tmp.mkdir(parents=True)
+    io_frames.write_text(tmp / "error.txt", result["error"] + "\n")
+    io_frames.write_text(tmp / RESULT, _dumps(result))
+    os.replace(tmp, failed)
+
+
+def _dumps(result: dict) -> str:
+    """JSON of a result (inf/nan as strings, which JSON lacks)."""
+    def clean(v):
+        if isinstance(v, float) and not (v == v and abs(v) != float("inf")):
+            return repr(v)
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        return v
+
+    return json.dumps(clean(result), indent=2) + "\n"
+
+
+def read_result(path: Path) -> dict | None:
+    """A result.json as a dict ('inf'/'nan' strings back to floats), None if missing or unreadable."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for key in ("min_distance", "wall_seconds"):
+        if isinstance(data.get(key), str):
+            data[key] = float(data[key])
+    return data
