@@ -223,6 +223,8 @@ def run_sweep(spec, workers: int | None = None, address: str | None = None, resu
     finally:
         book.close()
         _clear_temporaries(runs_dir)
+        for index, res in completed(spec, runs, runs_dir).items():  # finished while the sweep was stopping
+            results.setdefault(index, res)
         table = book.write()
     failed = sum(1 for r in results.values() if r.get("status") != "ok")
     return SweepResult(out, table, book.rows(), len(results) - failed - skipped, failed, skipped,
