@@ -182,3 +182,26 @@ def test_random_sampling_is_seeded_and_in_range(tmp_path):
         assert 1e4 <= r.scene["bodies"][0]["material"]["youngs_modulus"] <= 1e6
         assert r.scene["friction"]["mu"] == r.params["friction.mu"]
     assert load_scene(SCENE).data["friction"]["mu"] == 0.0  # the base scene is untouched
+
+
+def test_dead_simulation_process_is_retried_a_bounded_number_of_times(tmp_path, monkeypatch):
+    from ipcsim.sweep import task
+
+    spec = load_spec(_write_spec(tmp_path / "s.json", params={"friction.mu": [0.0]}, end_time=0.02))
+    run = spec.runs()[0]
+    real, calls = task._simulate, []
+
+    def dies_first(scene_file, out, limit, deaths):
+        calls.append(out)
+        return ("died", "the simulation process died (signal 9)") if len(calls) <= deaths else real(
+            scene_file, out, limit)
+
+    for deaths, retries, status in ((1, 1, "ok"), (2, 1, "died")):
+        calls.clear()
+        monkeypatch.setattr(task, "_simulate", lambda s, o, t, d=deaths: dies_first(s, o, t, d))
+        job = {"name": run.name, "index": 0, "params": run.params, "scene": run.scene,
+               "fingerprint": run.fingerprint, "runs_dir": str(tmp_path / f"runs{deaths}"), "metrics": [],
+               "time_limit": 60, "retries": retries}
+        res = execute_run(job)
+        assert (res["status"], res["attempts"], len(calls)) == (status, 2, 2)
+        assert (Path(job["runs_dir"]) / (run.name + ("" if status == "ok" else ".failed"))).is_dir()
