@@ -205,3 +205,16 @@ def test_dead_simulation_process_is_retried_a_bounded_number_of_times(tmp_path, 
         res = execute_run(job)
         assert (res["status"], res["attempts"], len(calls)) == (status, 2, 2)
         assert (Path(job["runs_dir"]) / (run.name + ("" if status == "ok" else ".failed"))).is_dir()
+
+
+def test_cli_needs_distributed_only_for_sweep(tmp_path, capsys, monkeypatch):
+    code = "import sys, ipcsim.cli, ipcsim.runner, ipcsim.scene; sys.exit('distributed' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO / "src")}
+                          ).returncode == 0
+    monkeypatch.setitem(sys.modules, "distributed", None)  # not installed
+    assert cli.main(["sweep", str(_write_spec(tmp_path / "s.json")), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ipcsim sweep needs Dask distributed") and not (tmp_path / "out").exists()
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["sweep", "--help"])
+    assert exc.value.code == 0 and "--address" in capsys.readouterr().out
