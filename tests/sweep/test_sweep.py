@@ -100,6 +100,15 @@ def test_table_metrics_match_frames(sweep):
     assert r["lifted_bottom"] == "False"  # the resting cube does not rise by 1 cm
 
 
+def test_plot_success(sweep, tmp_path):
+    from ipcsim.sweep.plot import plot_success
+
+    _, result = sweep
+    png = plot_success(result.table, "friction.mu", "bodies[bottom].material.youngs_modulus", "lifted_bottom",
+                       output=tmp_path / "p.png", value="rise_bottom")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_bad_parameter_fails_alone(tmp_path):
     spec = _write_spec(tmp_path / "bad.json", params={"friction.mu": [0.2, -1.0, 0.4]}, end_time=0.02)
     code = cli.main(["sweep", str(spec), "-o", str(tmp_path / "out"), "--workers", "2", "--quiet"])

@@ -17,6 +17,7 @@ def plot_success(table, x: str, y: str, column: str, output=None, value: str | N
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     table = Path(table)
     rows = read_table(table)
@@ -37,11 +38,17 @@ def plot_success(table, x: str, y: str, column: str, output=None, value: str | N
             ax.scatter(xs, ys, **style)
     ax.set_xscale("log" if log_x else "linear")
     ax.set_yscale("log" if log_y else "linear")
+    ax.margins(0.12)
+    for axis, key in ((ax.xaxis, x), (ax.yaxis, y)):  # ticks at the swept values
+        values = sorted({float(r[key]) for r in rows})
+        if len(values) <= 12:
+            axis.set_ticks(values, [f"{v:g}" for v in values])
+            axis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     title = f"{column} over {len(rows)} runs"
     ax.set_title(title + (f" (labels: {value})" if value else ""))
-    ax.legend(loc="best", fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize=8, frameon=False)
     ax.grid(True, alpha=0.3)
     out = Path(output) if output else table.parent / f"{column}.png"
     fig.tight_layout()

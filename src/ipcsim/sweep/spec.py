@@ -269,7 +269,7 @@ def _grid_values(dist: dict) -> list:
     lo, hi = dist.get("uniform") or dist["log_uniform"]
     n = dist["samples"]
     pts = np.linspace(lo, hi, n) if "uniform" in dist else np.geomspace(lo, hi, n)
-    return [float(x) for x in pts]
+    return [float(f"{x:.12g}") for x in pts]  # 5e4, not 49999.99999999999 (geomspace's rounding)
 
 
 def _random_value(dist: dict, rng: np.random.Generator):
