@@ -76,7 +76,8 @@ def test_sweep_frames_equal_solo_runs(sweep, tmp_path):
     for i, r in enumerate(rows):
         params = {k: float(r[k]) for k in PARAMS}
         out = result.out_dir / r["directory"]
-        assert json.loads((out / "result.json").read_text())["params"] == params
+        res = json.loads((out / "result.json").read_text())
+        assert res["params"] == params and res["launcher"] == "forkserver"
         solo = _solo(tmp_path / f"solo{i}", params)
         frames[i] = _frames(out)
         assert len(frames[i]) == 6  # 3 surface + 3 volume frames
@@ -110,12 +111,15 @@ def test_plot_success(sweep, tmp_path):
 
 
 def test_bad_parameter_fails_alone(tmp_path):
-    spec = _write_spec(tmp_path / "bad.json", params={"friction.mu": [0.2, -1.0, 0.4]}, end_time=0.02)
+    # launcher "process": fresh `python -m ipcsim run` children (the other tests fork them from a fork server)
+    spec = _write_spec(tmp_path / "bad.json", params={"friction.mu": [0.2, -1.0, 0.4]}, end_time=0.02,
+                       launcher="process")
     code = cli.main(["sweep", str(spec), "-o", str(tmp_path / "out"), "--workers", "2", "--quiet"])
     assert code == 1  # a run failed
     rows = read_table(tmp_path / "out" / "summary.csv")
     assert [r["status"] for r in rows] == ["ok", "failed", "ok"]
     assert "friction.mu" in rows[1]["error"] and rows[0]["error"] == rows[2]["error"] == ""
+    assert json.loads((tmp_path / "out" / rows[0]["directory"] / "result.json").read_text())["launcher"] == "process"
     failed = tmp_path / "out" / rows[1]["directory"]
     assert failed.name.endswith(".failed")
     assert sorted(p.name for p in failed.iterdir()) == ["error.txt", "result.json"]  # no partial frames
@@ -202,12 +206,12 @@ def test_dead_simulation_process_is_retried_a_bounded_number_of_times(tmp_path, 
 
     def dies_first(scene_file, out, limit, deaths):
         calls.append(out)
-        return ("died", "the simulation process died (signal 9)") if len(calls) <= deaths else real(
+        return ("died", "the simulation process died (signal 9)", "process") if len(calls) <= deaths else real(
             scene_file, out, limit)
 
     for deaths, retries, status in ((1, 1, "ok"), (2, 1, "died")):
         calls.clear()
-        monkeypatch.setattr(task, "_simulate", lambda s, o, t, d=deaths: dies_first(s, o, t, d))
+        monkeypatch.setattr(task, "_simulate", lambda s, o, t, launcher="auto", d=deaths: dies_first(s, o, t, d))
         job = {"name": run.name, "index": 0, "params": run.params, "scene": run.scene,
                "fingerprint": run.fingerprint, "runs_dir": str(tmp_path / f"runs{deaths}"), "metrics": [],
                "time_limit": 60, "retries": retries}

@@ -66,23 +66,25 @@ def dask_client(workers: int | None = None, address: str | None = None, retries:
         finally:
             client.close()
         return
-    with dask.config.set({"distributed.scheduler.allowed-failures": int(retries)}):
+    # non-daemonic workers may fork the runs from a fork server (sweep.task); the config holds for the cluster's
+    # lifetime, so that a worker restarted after a death gets it too
+    with dask.config.set({"distributed.scheduler.allowed-failures": int(retries), "distributed.worker.daemon": False}):
         cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.ERROR)
-    try:
-        client = Client(cluster)
         try:
-            yield client
+            client = Client(cluster)
+            try:
+                yield client
+            finally:
+                client.close()
         finally:
-            client.close()
-    finally:
-        cluster.close()
+            cluster.close()
 
 
 def _job(spec: SweepSpec, run, runs_dir: Path) -> dict:
     return {"name": run.name, "index": run.index, "params": run.params, "scene": run.scene,
             "fingerprint": run.fingerprint, "runs_dir": str(runs_dir), "metrics": spec.metrics,
-            "time_limit": spec.time_limit, "retries": spec.retries}
+            "time_limit": spec.time_limit, "retries": spec.retries, "launcher": spec.launcher}
 
 
 def _clear_temporaries(runs_dir: Path) -> None:

@@ -11,7 +11,7 @@ A spec is a JSON object::
      "samples": 8, "seed": 0,                      # random sampling only
      "metrics": [{"centre": "top"}, {"lifted": {"body": "teddy", "min_rise": 0.06}}],
      "output": "sweep-out",                        # relative to the spec file
-     "time_limit": 600, "retries": 1, "render": false}
+     "time_limit": 600, "retries": 1, "render": false, "launcher": "auto"}
 
 Key paths are those of docs/scenes.md, applied to the *resolved* scene (every default filled in), so any key
 the resolved scene holds can vary: ``friction.mu``, ``time.dt``, ``bodies[0].material.youngs_modulus``; a list
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 SPEC_KEYS = {"scene", "end_time", "parameters", "sampling", "samples", "seed", "metrics", "output", "time_limit",
-             "retries", "render"}
+             "retries", "render", "launcher"}
 DISTRIBUTIONS = ("values", "uniform", "log_uniform")
 METRICS = ("centre", "lifted")
 
@@ -58,7 +58,8 @@ class RunSpec:
 class SweepSpec:
     """A parsed spec: source (file name for messages), base_scene (resolved dict), parameters
     {key path: list of values (grid) or distribution dict}, sampling, samples, seed, metrics (list of dicts),
-    output (Path), time_limit [s] or None, retries (worker deaths retried per run), render (bool)."""
+    output (Path), time_limit [s] or None, retries (worker deaths retried per run), render (bool), end_time [s]
+    or None, launcher (how a run's process starts: "auto", "forkserver", "process"; ``task._simulate``)."""
 
     source: str
     scene_path: Path
@@ -73,6 +74,7 @@ class SweepSpec:
     retries: int = 1
     render: bool = False
     end_time: float | None = None
+    launcher: str = "auto"
 
     def runs(self) -> list[RunSpec]:
         """Every run of the sweep, in table order (see ``expand``)."""
@@ -185,6 +187,9 @@ def _read_options(spec: SweepSpec, raw: dict, err) -> None:
     spec.retries = _number(raw, "retries", err, 1, int)
     spec.time_limit = _number(raw, "time_limit", err, None, float, 1e-3, allow_none=True)
     spec.end_time = _number(raw, "end_time", err, None, float, 1e-12, allow_none=True)
+    spec.launcher = raw.get("launcher", "auto")
+    if spec.launcher not in ("auto", "forkserver", "process"):
+        raise err("launcher", f"expected 'auto', 'forkserver' or 'process', got {spec.launcher!r}")
     render = raw.get("render", False)
     if not isinstance(render, bool):
         raise err("render", f"expected true or false, got {render!r}")
