@@ -65,6 +65,7 @@ def main() -> None:
 
     s = spec_from_dict(spec(args.runs, args.end_time), base_dir=REPO)
     runs = s.runs()
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmp:
         tmp = Path(tmp)
         plain_loop(runs[:1], tmp / "warm")  # Numba's cache loaded / compiled outside the timings
@@ -76,8 +77,8 @@ def main() -> None:
         times["plain loop, one process"] = plain_loop(runs, tmp / "plain")
         times["plain loop, a process per run"] = process_loop(runs, tmp / "procs")
     n = len(runs)
-    print(f"{n} runs of two_cubes to t = {args.end_time:g} s; load average before: {os.getloadavg()[0]:.2f} "
-          f"on {os.cpu_count()} cores")
+    print(f"{n} runs of two_cubes to t = {args.end_time:g} s; load average {load:.2f} before, "
+          f"{os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores")
     for name, t in times.items():
         print(f"  {name:<32} {t:7.1f} s  {60 * n / t:6.1f} runs/min")
     one = times["sweep, 1 worker(s)"]

@@ -73,9 +73,10 @@ def _simulate(scene_file: Path, out: Path, time_limit: float | None, launcher: s
 
 
 # ----------------------------------------------------------------------------------------------- fork server
-#: modules the fork server imports once, so that a run's process starts with them loaded (about 1.5 s saved per run)
+#: modules the fork server imports once, so that a run's process starts with them loaded (about 1.5 s saved per
+#: run); ``preload`` also loads the cached Numba kernels of the demos
 PRELOAD = ["ipcsim.cli", "ipcsim.scene", "ipcsim.runner", "ipcsim.solvers.implicit_euler", "ipcsim.sanity",
-           "ipcsim.warmup", "meshio"]
+           "ipcsim.warmup", "meshio", "ipcsim.sweep.preload"]
 _FORKSERVER = None
 
 
