@@ -161,10 +161,11 @@ def test_interrupted_sweep_resumes_to_the_same_table(sweep, tmp_path):
 
 
 def test_time_limit_records_timeout_and_removes_partial_output(tmp_path):
-    spec = load_spec(_write_spec(tmp_path / "s.json", params={"friction.mu": [0.0]}, end_time=5.0))
+    # 3,000 steps: about a minute; stopped after 1 s (the fork server's start, about 2 s, is not counted)
+    spec = load_spec(_write_spec(tmp_path / "s.json", params={"friction.mu": [0.0]}, end_time=30.0))
     run = spec.runs()[0]
     job = {"name": run.name, "index": 0, "params": run.params, "scene": run.scene, "fingerprint": run.fingerprint,
-           "runs_dir": str(tmp_path / "runs"), "metrics": [], "time_limit": 2.0, "retries": 1}
+           "runs_dir": str(tmp_path / "runs"), "metrics": [], "time_limit": 1.0, "retries": 1}
     res = execute_run(job)
     assert res["status"] == "timeout" and "time limit" in res["error"]
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [run.name + ".failed"]
@@ -231,3 +232,16 @@ def test_cli_needs_distributed_only_for_sweep(tmp_path, capsys, monkeypatch):
     with pytest.raises(SystemExit) as exc:
         cli.main(["sweep", "--help"])
     assert exc.value.code == 0 and "--address" in capsys.readouterr().out
+
+
+def test_sweep_on_a_running_cluster_by_address(tmp_path):
+    from distributed import LocalCluster
+
+    spec = _write_spec(tmp_path / "s.json", params={"friction.mu": [0.0, 0.3]}, end_time=0.02)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        result = run_sweep(spec, address=cluster.scheduler_address, output=tmp_path / "out", progress=False)
+        assert len(cluster.scheduler.workers) == 1  # still running: the sweep does not close a cluster it did not start
+    assert result.workers == 1 and result.done == 2
+    for r in result.rows:
+        res = json.loads((result.out_dir / r["directory"] / "result.json").read_text())
+        assert res["launcher"] == "process"  # Dask's default workers are daemonic: fresh processes

@@ -1,6 +1,7 @@
-"""One run of a sweep, as executed on a worker: the simulation runs in a child process
-(``python -m ipcsim run``) with one thread, a hard time limit and its own memory, so a run that raises, hangs or
-crashes cannot take the worker (or the other runs) with it.
+"""One run of a sweep, as executed on a worker: the simulation (``ipcsim run``) runs in a child process, forked
+from a per-worker fork server with the modules preloaded or started fresh (``_simulate``), with one thread, a
+hard time limit and its own memory, so a run that raises, hangs or crashes cannot take the worker (or the other
+runs) with it.
 
 Directory protocol inside RUNS (the sweep's ``runs/`` folder)::
 
@@ -191,7 +192,8 @@ def execute_run(job: dict) -> dict:
         status, error, used = _simulate(scene_file, tmp, job.get("time_limit"), job.get("launcher", "auto"))
         scene_file.unlink(missing_ok=True)
     result = {"run": name, "index": job["index"], "status": status, "error": error, "params": job["params"],
-              "fingerprint": job["fingerprint"], "wall_seconds": time.perf_counter() - t0, "attempts": attempts, "launcher": used}
+              "fingerprint": job["fingerprint"], "wall_seconds": time.perf_counter() - t0, "attempts": attempts,
+              "launcher": used}
     try:
         result.update(run_statistics(tmp))
         if status == "ok":
