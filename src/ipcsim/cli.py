@@ -172,8 +172,17 @@ def _sweep(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise _UserError(f"--workers must be at least 1, got {args.workers}")
     spec = load_spec(args.spec, output=args.output)
-    result = run_sweep(spec, workers=args.workers, address=args.address, resume=args.resume,
-                       progress=not args.quiet)
+    import signal
+
+    def stop(signum, frame):  # SIGTERM (a batch system, kill) stops the sweep as cleanly as Ctrl-C
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        result = run_sweep(spec, workers=args.workers, address=args.address, resume=args.resume,
+                           progress=not args.quiet)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if not args.quiet:
         kept = f", {result.skipped} kept from before" if result.skipped else ""
         print(f"sweep: {len(result.rows)} runs: {result.done} done, {result.failed} failed{kept} in "

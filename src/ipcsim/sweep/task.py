@@ -107,21 +107,25 @@ def _forkserver_context():
 
 
 def _forked_main(scene_file: str, out: str, err_file: str) -> None:
-    """Body of a forked run: ``ipcsim run`` in-process with stderr to err_file; exits with its status (1 with
-    the exception's line for an uncaught exception)."""
+    """Body of a forked run: the ``ipcsim`` command (``python -m ipcsim run SCENE -o OUT --quiet``, run as the
+    module ``ipcsim.__main__`` would be) with stderr to err_file; exits with its status (1 with the exception's
+    line for an uncaught exception)."""
     _die_with_parent()
     import contextlib
+    import runpy
     import traceback
 
-    from .. import cli
-
     rc = 1
+    sys.argv = ["ipcsim", "run", scene_file, "-o", out, "--quiet"]
     with open(err_file, "w") as fh, contextlib.redirect_stderr(fh):
         try:
-            rc = cli.main(["run", scene_file, "-o", out, "--quiet"])
+            runpy.run_module("ipcsim", run_name="__main__", alter_sys=True)
+            rc = 0
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except BaseException as exc:  # noqa: BLE001 - reported through err_file and the exit status
             fh.write(traceback.format_exception_only(type(exc), exc)[-1])
-    sys.exit(int(rc) if isinstance(rc, int) else 1)  # through multiprocessing: its clean-up runs
+    sys.exit(rc)  # through multiprocessing: its clean-up runs
 
 
 def _simulate_forked(scene_file: Path, out: Path, time_limit: float | None) -> tuple[str, int | None, str]:
