@@ -245,3 +245,37 @@ def test_sweep_on_a_running_cluster_by_address(tmp_path):
     for r in result.rows:
         res = json.loads((result.out_dir / r["directory"] / "result.json").read_text())
         assert res["launcher"] == "process"  # Dask's default workers are daemonic: fresh processes
+
+
+@pytest.mark.parametrize("allowed, status", [(1, "ok"), (0, "died")])
+def test_worker_death_is_retried_then_recorded(tmp_path, allowed, status):
+    """A worker killed (SIGKILL) while its run is going: the cluster restarts it and Dask runs the task again
+    when the scheduler allows a failure (``retries``), else the run is recorded as died with KilledWorker."""
+    import threading
+
+    import dask
+    from distributed import Client, LocalCluster
+
+    spec = _write_spec(tmp_path / "s.json", params={"friction.mu": [0.0]}, end_time=1.0)
+    with dask.config.set({"distributed.scheduler.allowed-failures": allowed}), \
+            LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        def kill_once():
+            with Client(cluster.scheduler_address) as client:
+                deadline = time.monotonic() + 30
+                while not any(client.processing().values()) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                time.sleep(0.5)  # the run's process has started
+                for pid in client.run(os.getpid).values():
+                    os.kill(pid, signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_once)
+        killer.start()
+        result = run_sweep(spec, address=cluster.scheduler_address, output=tmp_path / "out", progress=False)
+        killer.join()
+    (r,) = result.rows
+    assert r["status"] == status, r
+    runs = sorted(p.name for p in (tmp_path / "out" / "runs").iterdir())
+    if status == "ok":
+        assert runs == [r["run"]] and int(r["steps"]) == 100
+    else:
+        assert "KilledWorker" in r["error"] and runs == [r["run"] + ".failed"]
