@@ -279,3 +279,12 @@ def test_worker_death_is_retried_then_recorded(tmp_path, allowed, status):
         assert runs == [r["run"]] and int(r["steps"]) == 100
     else:
         assert "KilledWorker" in r["error"] and runs == [r["run"] + ".failed"]
+
+
+def test_shipped_example_specs_load():
+    grasp = load_spec(REPO / "examples" / "sweeps" / "grasp_sweep.json")
+    runs = grasp.runs()
+    assert len(runs) == 15 and len({r.name for r in runs}) == 15
+    assert {r.scene["bodies"][0]["material"]["youngs_modulus"] for r in runs} == {1e4, 5e4, 2.5e5}
+    assert [m["kind"] for m in grasp.metrics] == ["centre", "lifted"] and grasp.metrics[1]["body"] == "teddy"
+    assert len(load_spec(REPO / "examples" / "sweeps" / "two_cubes_sweep.json").runs()) == 4
