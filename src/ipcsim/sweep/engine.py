@@ -82,6 +82,7 @@ def dask_client(workers: int | None = None, address: str | None = None, retries:
 
 
 def _job(spec: SweepSpec, run, runs_dir: Path) -> dict:
+    """The job dict of one run (``task.execute_run``)."""
     return {"name": run.name, "index": run.index, "params": run.params, "scene": run.scene,
             "fingerprint": run.fingerprint, "runs_dir": str(runs_dir), "metrics": spec.metrics,
             "time_limit": spec.time_limit, "retries": spec.retries, "launcher": spec.launcher}
@@ -122,23 +123,28 @@ class _Book:
                                                            "[{elapsed}<{remaining}{postfix}]")
 
     def directory(self, run) -> str:
+        """The run's directory relative to OUT ("" while it has no result)."""
         res = self.results.get(run.index)
         suffix = "" if res is None or res.get("status") == "ok" else FAILED_SUFFIX
         return f"runs/{run.name}{suffix}" if res is not None else ""
 
     def rows(self) -> list[dict]:
+        """The table rows of every run, in run order."""
         return [row(r, self.results.get(r.index), self.spec.metrics, self.directory(r)) for r in self.runs]
 
     def write(self) -> Path:
+        """Rewrite the table (atomically); returns OUT/summary.csv."""
         return write_table(self.spec.output, self.cols, self.rows())[0]
 
     def finished(self, result: dict) -> None:
+        """Record a finished run's result, rewrite the table, advance the bar."""
         self.results[result["index"]] = result
         self.write()
         if self.bar is not None:
             self.bar.update(1)
 
     def show(self, running: int) -> None:
+        """Show done, failed and running counts on the bar."""
         if self.bar is not None:
             failed = sum(1 for r in self.results.values() if r.get("status") != "ok")
             self.bar.set_postfix_str(f"done={len(self.results) - failed} failed={failed} running={running}")

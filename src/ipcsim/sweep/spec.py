@@ -168,6 +168,7 @@ def spec_from_dict(raw: dict, base_dir=".", source: str = "<spec>", output=None)
 
 
 def _number(raw, key, err, default, kind=float, minimum=0.0, allow_none=False):
+    """raw[key] (or default) as a finite ``kind`` >= minimum; None allowed with allow_none; else err(key, ...)."""
     value = raw.get(key, default)
     if value is None and allow_none:
         return None
@@ -178,6 +179,7 @@ def _number(raw, key, err, default, kind=float, minimum=0.0, allow_none=False):
 
 
 def _read_options(spec: SweepSpec, raw: dict, err) -> None:
+    """Check and set sampling, samples, seed, retries, time_limit, end_time, launcher and render."""
     spec.sampling = raw.get("sampling", "grid")
     if spec.sampling not in ("grid", "random"):
         raise err("sampling", f"expected 'grid' or 'random', got {spec.sampling!r}")
@@ -200,6 +202,7 @@ def _read_options(spec: SweepSpec, raw: dict, err) -> None:
 
 
 def _read_parameters(spec: SweepSpec, params, err) -> None:
+    """Check every key path against the resolved base scene and read its values."""
     if not isinstance(params, dict) or not params:
         raise err("parameters", "expected an object {key path: values} with at least one key")
     for key, values in params.items():
@@ -269,6 +272,7 @@ def _read_metrics(metrics, scene: dict, err) -> list:
 
 # ----------------------------------------------------------------------------------------------- expanding
 def _grid_values(dist: dict) -> list:
+    """A key's values in a grid: its list, or ``samples`` evenly (geometrically for log_uniform) spaced."""
     if "values" in dist:
         return dist["values"]
     lo, hi = dist.get("uniform") or dist["log_uniform"]
@@ -278,6 +282,7 @@ def _grid_values(dist: dict) -> list:
 
 
 def _random_value(dist: dict, rng: np.random.Generator):
+    """One draw of a key's value (a list: uniform choice)."""
     if "values" in dist:
         return dist["values"][int(rng.integers(len(dist["values"])))]
     if "uniform" in dist:
@@ -304,6 +309,7 @@ def _short_names(keys: list[str]) -> dict:
 
 
 def _format(value) -> str:
+    """A value as written in a run name (floats with 4 significant digits)."""
     if isinstance(value, float):
         return f"{value:.4g}"
     return json.dumps(value) if not isinstance(value, str) else value

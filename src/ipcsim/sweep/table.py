@@ -29,6 +29,7 @@ def row(run, result: dict | None, metrics: list, directory: str) -> dict:
 
 
 def _cell(value) -> str:
+    """A CSV cell: floats by repr (round-trip), None empty."""
     if isinstance(value, float):
         return repr(value)
     if value is None:

@@ -163,6 +163,7 @@ def _simulate_process(scene_file: Path, out: Path, time_limit: float | None) -> 
 
 
 def _clear(*paths: Path) -> None:
+    """Remove each path (a directory with its contents) if it exists."""
     for p in paths:
         if p.is_dir():
             shutil.rmtree(p, ignore_errors=True)
