@@ -186,7 +186,7 @@ def _sweep(args) -> int:
     if not args.quiet:
         kept = f", {result.skipped} kept from before" if result.skipped else ""
         print(f"sweep: {len(result.rows)} runs: {result.done} done, {result.failed} failed{kept} in "
-              f"{result.wall_seconds:.1f} s on {result.workers} worker(s); table {result.table}")
+              f"{result.wall_seconds:.1f} s on {result.workers or 'no'} worker(s); table {result.table}")
     return 0 if result.failed == 0 else 1
 
 
