@@ -1,7 +1,7 @@
 """The teddy grasp over friction and teddy stiffness (examples/sweeps/grasp_sweep.json): 15 runs on a local Dask
 cluster (one worker per core), then a plot of lift success over the grid.
 
-    python examples/sweeps/grasp_sweep.py [OUT] [--workers N] [--resume]     (about 4 minutes on 2 cores)
+    python examples/sweeps/grasp_sweep.py [OUT] [--workers N] [--resume]     (1 to 4 minutes on 2 cores)
 
 The same from the command line: ``ipcsim sweep examples/sweeps/grasp_sweep.json -o OUT``.
 """
