@@ -1,4 +1,4 @@
-"""The ``ipcsim`` command line: ``run``, ``demo``, ``render``, ``plot``, ``info`` (``ipcsim --help``).
+"""The ``ipcsim`` command line: ``run``, ``demo``, ``sweep``, ``render``, ``plot``, ``info`` (``ipcsim --help``).
 
 Errors in the user's input (scene files, meshes, parameters, output directories) are reported as one line
 ``error: ...`` on stderr with exit status 2, and nothing but complete files is written: the scene is loaded,
@@ -231,6 +231,36 @@ def _teddy_grasp(args) -> int:
     return _execute(sim, data, args, "demo teddy-grasp", demo="teddy-grasp")
 
 
+def _sweep(args) -> int:
+    """``ipcsim sweep SPEC [-o OUT] [--workers N | --address ADDR] [--resume] [--quiet]`` (docs/sweeps.md)."""
+    try:
+        from .sweep import load_spec, run_sweep
+        import distributed  # noqa: F401  (checked up front: the sweep's engine)
+    except ImportError:
+        raise _UserError("ipcsim sweep needs Dask distributed: pip install 'ipcsim[sweep]'") from None
+    if args.workers is not None and args.address:
+        raise _UserError("--workers and --address exclude each other (a running cluster has its own workers)")
+    if args.workers is not None and args.workers < 1:
+        raise _UserError(f"--workers must be at least 1, got {args.workers}")
+    spec = load_spec(args.spec, output=args.output)
+    import signal
+
+    def stop(signum, frame):  # SIGTERM (a batch system, kill) stops the sweep as cleanly as Ctrl-C
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        result = run_sweep(spec, workers=args.workers, address=args.address, resume=args.resume,
+                           progress=not args.quiet)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if not args.quiet:
+        kept = f", {result.skipped} kept from before" if result.skipped else ""
+        print(f"sweep: {len(result.rows)} runs: {result.done} done, {result.failed} failed{kept} in "
+              f"{result.wall_seconds:.1f} s on {result.workers or 'no'} worker(s); table {result.table}")
+    return 0 if result.failed == 0 else 1
+
+
 def _render(args) -> int:
     from .render import render_run
 
@@ -351,7 +381,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``ipcsim`` (sub-commands run, demo, render, plot, info)."""
+    """The argument parser of ``ipcsim`` (sub-commands run, demo, sweep, render, plot, info)."""
     debug = _Parser(add_help=False)
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show tracebacks instead of one-line errors")
@@ -390,6 +420,19 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--solver", choices=("direct", "pcg", "schur", "woodbury"), default=None,
                       help="face: the global-step solver (default woodbury)")
     demo.set_defaults(func=_demo)
+
+    sweep = sub.add_parser("sweep", parents=[debug], help="run a parameter sweep on a Dask cluster",
+                           description="Run every run of a sweep spec (JSON: base scene, parameters by key path, "
+                                       "metrics; docs/sweeps.md) on a local Dask cluster (one worker process per "
+                                       "core) or a running one, into OUT/runs/<run> with OUT/summary.csv. Exit "
+                                       "status 1 when a run failed (its error is in the table).")
+    sweep.add_argument("spec", metavar="SPEC", help="sweep spec (.json)")
+    sweep.add_argument("-o", "--output", metavar="OUT", help="output directory (default: the spec's \"output\")")
+    sweep.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: one per core)")
+    sweep.add_argument("--address", metavar="ADDR", help="a running Dask scheduler, e.g. tcp://host:8786")
+    sweep.add_argument("--resume", action="store_true", help="skip the runs already complete in OUT")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    sweep.set_defaults(func=_sweep)
 
     render = sub.add_parser("render", parents=[debug], help="(re)render a finished run's preview",
                             description="Render OUT/frames into OUT/preview.png and preview.mp4 (or .gif).")

@@ -1,0 +1,247 @@
+"""One run of a sweep, as executed on a worker: the simulation (``ipcsim run``) runs in a child process, forked
+from a per-worker fork server with the modules preloaded or started fresh (``_simulate``), with one thread, a
+hard time limit and its own memory, so a run that raises, hangs or crashes cannot take the worker (or the other
+runs) with it.
+
+Directory protocol inside RUNS (the sweep's ``runs/`` folder)::
+
+    RUNS/.tmp-<name>/        while the run is going (removed when it fails, at the next start of the sweep)
+    RUNS/<name>/             a complete run: the usual layout (docs/output.md) + result.json, renamed into place
+    RUNS/<name>.failed/      a failed run: error.txt and result.json only (partial frames removed)
+
+``result.json`` is written last inside the temporary directory, and the directory is renamed as a whole, so a
+directory ``RUNS/<name>`` exists only for a complete run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .. import io_frames
+from .metrics import compute_metrics, run_statistics
+
+RESULT = "result.json"
+FAILED_SUFFIX = ".failed"
+TMP_PREFIX = ".tmp-"
+#: environment of the simulation process: one thread for Numba, OpenMP, MKL and OpenBLAS (one run per core)
+THREAD_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+              "OPENBLAS_NUM_THREADS": "1", "IPCSIM_COMPILE_PROCESSES": "1"}
+
+
+def _die_with_parent():
+    """preexec_fn: the child gets SIGKILL when the worker thread that started it goes away (Linux prctl), so a
+    killed worker or an interrupted sweep leaves no simulation running behind."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _simulate(scene_file: Path, out: Path, time_limit: float | None, launcher: str = "auto") -> tuple[str, str, str]:
+    """Run ``ipcsim run scene_file -o out --quiet`` in a child process; (status, error, launcher used):
+    status, error ("ok", ""),
+    ("failed", last stderr line), ("timeout", ...) or ("died", ...) for a child killed by a signal.
+    launcher: "forkserver" (forked from a server with the modules loaded; Linux/macOS), "process" (a fresh
+    ``python -m ipcsim``) or "auto" (forkserver where this process may have children, else process)."""
+    kind, used = None, "forkserver"
+    if launcher in ("auto", "forkserver") and sys.platform != "win32":
+        try:
+            kind, rc, stderr = _simulate_forked(scene_file, out, time_limit)
+        except AssertionError:  # a daemonic worker may not start children this way
+            if launcher == "forkserver":
+                raise
+    if kind is None:
+        kind, rc, stderr = _simulate_process(scene_file, out, time_limit)
+        used = "process"
+    if kind == "timeout":
+        return "timeout", f"exceeded the time limit of {time_limit:g} s", used
+    if rc == 0:
+        return "ok", "", used
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("error:")]
+    text = (errors or lines or [f"exit status {rc}"])[-1]
+    if rc is None or rc < 0:
+        return "died", f"the simulation process died (signal {-(rc or 0)}): {text}", used
+    return "failed", text.removeprefix("error: ").replace(str(scene_file), "scene"), used
+
+
+# ----------------------------------------------------------------------------------------------- fork server
+#: modules the fork server imports once, so that a run's process starts with them loaded (about 1.5 s saved per
+#: run); ``preload`` also loads the cached Numba kernels of the demos
+PRELOAD = ["ipcsim.cli", "ipcsim.scene", "ipcsim.runner", "ipcsim.solvers.implicit_euler", "ipcsim.sanity",
+           "ipcsim.warmup", "meshio", "ipcsim.sweep.preload"]
+_FORKSERVER = None
+
+
+def _forkserver_context():
+    """The multiprocessing "forkserver" context of this process, its server started on first use with the
+    modules of ``PRELOAD`` imported and ``THREAD_ENV`` in its environment (so that Numba imports single-threaded
+    there; this process's own environment is left as it was)."""
+    global _FORKSERVER
+    if _FORKSERVER is None:
+        import multiprocessing
+        from multiprocessing import forkserver
+
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(PRELOAD)
+        saved = {k: os.environ.get(k) for k in THREAD_ENV}
+        os.environ.update(THREAD_ENV)
+        try:
+            forkserver.ensure_running()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        _FORKSERVER = ctx
+    return _FORKSERVER
+
+
+def _forked_main(scene_file: str, out: str, err_file: str) -> None:
+    """Body of a forked run: the ``ipcsim`` command (``python -m ipcsim run SCENE -o OUT --quiet``, run as the
+    module ``ipcsim.__main__`` would be) with stderr to err_file; exits with its status (1 with the exception's
+    line for an uncaught exception)."""
+    _die_with_parent()
+    import contextlib
+    import runpy
+    import traceback
+
+    rc = 1
+    sys.argv = ["ipcsim", "run", scene_file, "-o", out, "--quiet"]
+    with open(err_file, "w") as fh, contextlib.redirect_stderr(fh):
+        try:
+            runpy.run_module("ipcsim", run_name="__main__", alter_sys=True)
+            rc = 0
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException as exc:  # noqa: BLE001 - reported through err_file and the exit status
+            fh.write(traceback.format_exception_only(type(exc), exc)[-1])
+    sys.exit(rc)  # through multiprocessing: its clean-up runs
+
+
+def _simulate_forked(scene_file: Path, out: Path, time_limit: float | None) -> tuple[str, int | None, str]:
+    """Run the simulation in a process forked from the worker's fork server: (kind, exit status, stderr)
+    with kind "exit" or "timeout". Raises AssertionError where this process may not have children (a daemonic
+    Dask worker)."""
+    ctx = _forkserver_context()
+    err_file = out / ".stderr.txt"
+    proc = ctx.Process(target=_forked_main, args=(str(scene_file), str(out), str(err_file)), daemon=False)
+    proc.start()
+    proc.join(time_limit)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        return "timeout", None, ""
+    try:
+        text = err_file.read_text(errors="replace")
+        err_file.unlink()
+    except OSError:
+        text = ""
+    return "exit", proc.exitcode, text
+
+
+def _simulate_process(scene_file: Path, out: Path, time_limit: float | None) -> tuple[str, int | None, str]:
+    """Run ``python -m ipcsim run`` as a fresh child process: (kind, exit status, stderr)."""
+    env = {**os.environ, **THREAD_ENV}
+    cmd = [sys.executable, "-m", "ipcsim", "run", str(scene_file), "-o", str(out), "--quiet"]
+    try:
+        proc = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=time_limit, text=True, errors="replace",
+                              preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+    except subprocess.TimeoutExpired:
+        return "timeout", None, ""
+    return "exit", proc.returncode, proc.stderr
+
+
+def _clear(*paths: Path) -> None:
+    """Remove each path (a directory with its contents) if it exists."""
+    for p in paths:
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        elif p.exists():
+            p.unlink()
+
+
+def execute_run(job: dict) -> dict:
+    """Run one job and return its result (also written to result.json).
+
+    job: {"name", "index", "params" {key: value}, "scene" (resolved scene dict), "fingerprint", "runs_dir",
+    "metrics" (parsed spec metrics), "time_limit" [s] or None, "retries" (re-runs of a child that died),
+    "launcher" ("auto", "forkserver" or "process": see ``_simulate``)}.
+    Result: {"run", "index", "status" ("ok" | "failed" | "timeout" | "died"), "error", "params",
+    "fingerprint", "wall_seconds", "attempts", "steps", "newton_iterations", "unconverged_steps",
+    "min_distance", "metrics" {column: value}, "launcher" (the one used)}. Never raises for a failing
+    simulation.
+    """
+    runs = Path(job["runs_dir"])
+    name = job["name"]
+    final, failed, tmp = runs / name, runs / (name + FAILED_SUFFIX), runs / (TMP_PREFIX + name)
+    _clear(tmp, failed, final)
+    t0 = time.perf_counter()
+    attempts, status, error, used = 0, "died", "", ""
+    while status == "died" and attempts <= int(job.get("retries", 0)):
+        attempts += 1
+        _clear(tmp)
+        tmp.mkdir(parents=True)
+        scene_file = tmp / ".scene-input.json"
+        io_frames.write_json(scene_file, job["scene"])
+        status, error, used = _simulate(scene_file, tmp, job.get("time_limit"), job.get("launcher", "auto"))
+        scene_file.unlink(missing_ok=True)
+    result = {"run": name, "index": job["index"], "status": status, "error": error, "params": job["params"],
+              "fingerprint": job["fingerprint"], "wall_seconds": time.perf_counter() - t0, "attempts": attempts,
+              "launcher": used}
+    try:
+        result.update(run_statistics(tmp))
+        if status == "ok":
+            result["metrics"] = compute_metrics(tmp, job.get("metrics", []))
+    except (OSError, ValueError, KeyError) as exc:  # unreadable output: the run failed after all
+        status, result["status"], result["error"] = "failed", "failed", f"cannot read its output: {exc}"
+    if status == "ok":
+        io_frames.write_text(tmp / RESULT, _dumps(result))
+        os.replace(tmp, final)
+    else:
+        _write_failed(tmp, failed, result)
+    return result
+
+
+def _write_failed(tmp: Path, failed: Path, result: dict) -> None:
+    """Replace the partial output by RUNS/<name>.failed/ holding error.txt and result.json (built in tmp and
+    renamed into place)."""
+    _clear(tmp)
+    tmp.mkdir(parents=True)
+    io_frames.write_text(tmp / "error.txt", result["error"] + "\n")
+    io_frames.write_text(tmp / RESULT, _dumps(result))
+    os.replace(tmp, failed)
+
+
+def _dumps(result: dict) -> str:
+    """JSON of a result (inf/nan as strings, which JSON lacks)."""
+    def clean(v):
+        if isinstance(v, float) and not (v == v and abs(v) != float("inf")):
+            return repr(v)
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        return v
+
+    return json.dumps(clean(result), indent=2) + "\n"
+
+
+def read_result(path: Path) -> dict | None:
+    """A result.json as a dict ('inf'/'nan' strings back to floats), None if missing or unreadable."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for key in ("min_distance", "wall_seconds"):
+        if isinstance(data.get(key), str):
+            data[key] = float(data[key])
+    return data

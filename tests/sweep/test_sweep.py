@@ -1,0 +1,300 @@
+"""ipcsim sweep (issue #15) on a local Dask cluster of 2 workers: frames equal to solo runs of the same scenes,
+a bad parameter failing alone, an interrupted and resumed sweep giving the uninterrupted table, the time limit,
+and spec errors as one line with nothing written."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed")
+
+from ipcsim import cli  # noqa: E402
+from ipcsim.scene import load_scene  # noqa: E402
+from ipcsim.sweep import load_spec, run_sweep  # noqa: E402
+from ipcsim.sweep.table import read_table  # noqa: E402
+from ipcsim.sweep.task import execute_run  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+SCENE = REPO / "examples" / "scenes" / "two_cubes.json"
+END = 0.04  # [s]: 4 steps of 0.01 s, frames 0, 1, 2
+PARAMS = {"friction.mu": [0.0, 0.5], "bodies[bottom].material.youngs_modulus": [5e4, 2e5],
+          "bodies[bottom].material.density": [800.0, 1200.0]}
+UNSTABLE = ("wall_seconds",)  # columns that differ between identical sweeps
+
+
+def _write_spec(path: Path, params=PARAMS, **extra) -> Path:
+    spec = {"scene": os.path.relpath(SCENE, path.parent), "end_time": END, "parameters": params,
+            # generous: on a cold Numba cache (a fresh install) a run first compiles its kernels (minutes)
+            "metrics": [{"centre": "top"}, {"lifted": {"body": "bottom", "min_rise": 0.01}}], "time_limit": 900,
+            **extra}
+    path.write_text(json.dumps(spec))
+    return path
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    """The 8-run sweep, once, on 2 local workers: (spec path, SweepResult)."""
+    d = tmp_path_factory.mktemp("sweep")
+    spec = _write_spec(d / "spec.json")
+    return spec, run_sweep(spec, workers=2, output=d / "out", progress=False)
+
+
+def _solo(tmp: Path, params: dict) -> Path:
+    """Run the base scene with ``params`` set by hand (not by the sweep's key paths) alone, in this process."""
+    data = copy.deepcopy(json.loads(SCENE.read_text()))
+    data["time"]["end"] = END
+    data["friction"] = {"mu": params["friction.mu"]}
+    bottom = next(b for b in data["bodies"] if b["name"] == "bottom")
+    bottom["material"]["youngs_modulus"] = params["bodies[bottom].material.youngs_modulus"]
+    bottom["material"]["density"] = params["bodies[bottom].material.density"]
+    for b in data["bodies"]:  # make the mesh path absolute for the file written elsewhere
+        b["mesh"] = str((SCENE.parent / b["mesh"]).resolve())
+    tmp.mkdir(parents=True, exist_ok=True)
+    scene = tmp / "scene.json"
+    scene.write_text(json.dumps(data))
+    assert cli.main(["run", str(scene), "-o", str(tmp / "out"), "--quiet"]) == 0
+    return tmp / "out"
+
+
+def _frames(out: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted((out / "frames").iterdir())}
+
+
+def test_sweep_frames_equal_solo_runs(sweep, tmp_path):
+    spec, result = sweep
+    rows = read_table(result.table)
+    assert len(rows) == 8 and result.workers == 2
+    assert {r["status"] for r in rows} == {"ok"}
+    frames = {}
+    for i, r in enumerate(rows):
+        params = {k: float(r[k]) for k in PARAMS}
+        out = result.out_dir / r["directory"]
+        res = json.loads((out / "result.json").read_text())
+        assert res["params"] == params and res["launcher"] == "forkserver"
+        solo = _solo(tmp_path / f"solo{i}", params)
+        frames[i] = _frames(out)
+        assert len(frames[i]) == 6  # 3 surface + 3 volume frames
+        assert frames[i] == _frames(solo), r["run"]
+        assert int(r["steps"]) == 4 and int(r["newton_iterations"]) >= 4
+    # the parameters reach the simulation: another stiffness of the bottom cube gives other frames
+    assert frames[0]["surface_00002.ply"] != frames[2]["surface_00002.ply"]
+
+
+def test_table_metrics_match_frames(sweep):
+    from ipcsim.io_frames import read_ply
+
+    _, result = sweep
+    r = read_table(result.table)[0]
+    v, _, body = read_ply(result.out_dir / r["directory"] / "frames" / "surface_00002.ply", with_body=True)
+    top = v[body == 1].mean(axis=0)
+    assert [float(r[f"centre_top_{a}"]) for a in "xyz"] == pytest.approx(top, abs=1e-12)
+    v0, _, _ = read_ply(result.out_dir / r["directory"] / "frames" / "surface_00000.ply", with_body=True)
+    rise = top[1] * 0 + v[body == 0].mean(axis=0)[1] - v0[body == 0].mean(axis=0)[1]
+    assert float(r["rise_bottom"]) == pytest.approx(rise, abs=1e-12)
+    assert r["lifted_bottom"] == "False"  # the resting cube does not rise by 1 cm
+
+
+def test_plot_success(sweep, tmp_path):
+    from ipcsim.sweep.plot import plot_success
+
+    _, result = sweep
+    png = plot_success(result.table, "friction.mu", "bodies[bottom].material.youngs_modulus", "lifted_bottom",
+                       output=tmp_path / "p.png", value="rise_bottom")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bad_parameter_fails_alone(tmp_path):
+    # launcher "process": fresh `python -m ipcsim run` children (the other tests fork them from a fork server)
+    spec = _write_spec(tmp_path / "bad.json", params={"friction.mu": [0.2, -1.0, 0.4]}, end_time=0.02,
+                       launcher="process")
+    code = cli.main(["sweep", str(spec), "-o", str(tmp_path / "out"), "--workers", "2", "--quiet"])
+    assert code == 1  # a run failed
+    rows = read_table(tmp_path / "out" / "summary.csv")
+    assert [r["status"] for r in rows] == ["ok", "failed", "ok"]
+    assert "friction.mu" in rows[1]["error"] and rows[0]["error"] == rows[2]["error"] == ""
+    assert json.loads((tmp_path / "out" / rows[0]["directory"] / "result.json").read_text())["launcher"] == "process"
+    failed = tmp_path / "out" / rows[1]["directory"]
+    assert failed.name.endswith(".failed")
+    assert sorted(p.name for p in failed.iterdir()) == ["error.txt", "result.json"]  # no partial frames
+    assert not list((tmp_path / "out" / "runs").glob(".tmp-*"))
+
+
+def _stable(rows):
+    return [{k: v for k, v in r.items() if k not in UNSTABLE} for r in rows]
+
+
+def test_interrupted_sweep_resumes_to_the_same_table(sweep, tmp_path):
+    spec, result = sweep
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.Popen([sys.executable, "-m", "ipcsim", "sweep", str(spec), "-o", str(out), "--workers",
+                             "2", "--quiet"], env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        done = [p for p in (out / "runs").glob("r*") if (p / "result.json").is_file()] if out.exists() else []
+        if len(done) >= 1:
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    rows = read_table(out / "summary.csv")
+    assert len(rows) == 8 and {r["status"] for r in rows} <= {"ok", "pending"} and "pending" in {
+        r["status"] for r in rows}
+    assert not list((out / "runs").glob(".tmp-*"))  # nothing half-written
+    for r in rows:
+        if r["status"] == "ok":
+            assert (out / r["directory"] / "result.json").is_file()
+    kept = sum(r["status"] == "ok" for r in rows)
+    resumed = run_sweep(spec, workers=2, output=out, resume=True, progress=False)
+    assert resumed.skipped == kept
+    assert _stable(read_table(out / "summary.csv")) == _stable(
+        [{**r, "directory": r["directory"]} for r in read_table(result.table)])
+
+
+def test_time_limit_records_timeout_and_removes_partial_output(tmp_path):
+    # 3,000 steps: about a minute; stopped after 1 s (the fork server's start, about 2 s, is not counted)
+    spec = load_spec(_write_spec(tmp_path / "s.json", params={"friction.mu": [0.0]}, end_time=30.0))
+    run = spec.runs()[0]
+    job = {"name": run.name, "index": 0, "params": run.params, "scene": run.scene, "fingerprint": run.fingerprint,
+           "runs_dir": str(tmp_path / "runs"), "metrics": [], "time_limit": 1.0, "retries": 1}
+    res = execute_run(job)
+    assert res["status"] == "timeout" and "time limit" in res["error"]
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [run.name + ".failed"]
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"friction.nope": [1.0]}, "parameters.friction.nope: the scene two_cubes.json has no key"),
+    ({"bodies[nobody].material.density": [1.0]}, "has no key"),
+    ({"friction.mu": {"uniform": [1.0, 0.0], "samples": 2}}, "parameters.friction.mu.uniform"),
+])
+def test_spec_errors_one_line_nothing_written(tmp_path, capsys, params, message):
+    spec = _write_spec(tmp_path / "spec.json", params=params)
+    code = cli.main(["sweep", str(spec), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_random_sampling_is_seeded_and_in_range(tmp_path):
+    params = {"friction.mu": {"uniform": [0.1, 0.9]},
+              "bodies[0].material.youngs_modulus": {"log_uniform": [1e4, 1e6]}}
+    runs = [load_spec(_write_spec(tmp_path / f"r{i}.json", params=params, sampling="random", samples=5,
+                                  seed=seed)).runs() for i, seed in enumerate((3, 3, 4))]
+    assert [r.params for r in runs[0]] == [r.params for r in runs[1]] != [r.params for r in runs[2]]
+    assert len(runs[0]) == 5 and len({r.name for r in runs[0]}) == 5
+    for r in runs[0]:
+        assert 0.1 <= r.params["friction.mu"] <= 0.9
+        assert 1e4 <= r.scene["bodies"][0]["material"]["youngs_modulus"] <= 1e6
+        assert r.scene["friction"]["mu"] == r.params["friction.mu"]
+    assert load_scene(SCENE).data["friction"]["mu"] == 0.0  # the base scene is untouched
+
+
+def test_dead_simulation_process_is_retried_a_bounded_number_of_times(tmp_path, monkeypatch):
+    from ipcsim.sweep import task
+
+    spec = load_spec(_write_spec(tmp_path / "s.json", params={"friction.mu": [0.0]}, end_time=0.02))
+    run = spec.runs()[0]
+    real, calls = task._simulate, []
+
+    def dies_first(scene_file, out, limit, deaths):
+        calls.append(out)
+        return ("died", "the simulation process died (signal 9)", "process") if len(calls) <= deaths else real(
+            scene_file, out, limit)
+
+    for deaths, retries, status in ((1, 1, "ok"), (2, 1, "died")):
+        calls.clear()
+        monkeypatch.setattr(task, "_simulate", lambda s, o, t, launcher="auto", d=deaths: dies_first(s, o, t, d))
+        job = {"name": run.name, "index": 0, "params": run.params, "scene": run.scene,
+               "fingerprint": run.fingerprint, "runs_dir": str(tmp_path / f"runs{deaths}"), "metrics": [],
+               "time_limit": 60, "retries": retries}
+        res = execute_run(job)
+        assert (res["status"], res["attempts"], len(calls)) == (status, 2, 2)
+        assert (Path(job["runs_dir"]) / (run.name + ("" if status == "ok" else ".failed"))).is_dir()
+
+
+def test_cli_needs_distributed_only_for_sweep(tmp_path, capsys, monkeypatch):
+    code = "import sys, ipcsim.cli, ipcsim.runner, ipcsim.scene; sys.exit('distributed' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO / "src")}
+                          ).returncode == 0
+    monkeypatch.setitem(sys.modules, "distributed", None)  # not installed
+    assert cli.main(["sweep", str(_write_spec(tmp_path / "s.json")), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ipcsim sweep needs Dask distributed") and not (tmp_path / "out").exists()
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["sweep", "--help"])
+    assert exc.value.code == 0 and "--address" in capsys.readouterr().out
+
+
+def test_sweep_on_a_running_cluster_by_address(tmp_path):
+    from distributed import LocalCluster
+
+    spec = _write_spec(tmp_path / "s.json", params={"friction.mu": [0.0, 0.3]}, end_time=0.02)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        result = run_sweep(spec, address=cluster.scheduler_address, output=tmp_path / "out", progress=False)
+        assert len(cluster.scheduler.workers) == 1  # still running: the sweep does not close a cluster it did not start
+    assert result.workers == 1 and result.done == 2
+    for r in result.rows:
+        res = json.loads((result.out_dir / r["directory"] / "result.json").read_text())
+        assert res["launcher"] == "process"  # Dask's default workers are daemonic: fresh processes
+
+
+@pytest.mark.parametrize("allowed, status", [(1, "ok"), (0, "died")])
+def test_worker_death_is_retried_then_recorded(tmp_path, allowed, status):
+    """A worker killed (SIGKILL) while its run is going: the cluster restarts it and Dask runs the task again
+    when the scheduler allows a failure (``retries``), else the run is recorded as died with KilledWorker."""
+    import threading
+
+    import dask
+    from distributed import Client, LocalCluster
+
+    spec = _write_spec(tmp_path / "s.json", params={"friction.mu": [0.0]}, end_time=1.0)
+    with dask.config.set({"distributed.scheduler.allowed-failures": allowed}), \
+            LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        def kill_once():
+            with Client(cluster.scheduler_address) as client:
+                deadline = time.monotonic() + 30
+                while not any(client.processing().values()) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                time.sleep(0.5)  # the run's process has started
+                for pid in client.run(os.getpid).values():
+                    os.kill(pid, signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_once)
+        killer.start()
+        result = run_sweep(spec, address=cluster.scheduler_address, output=tmp_path / "out", progress=False)
+        killer.join()
+    (r,) = result.rows
+    assert r["status"] == status, r
+    runs = sorted(p.name for p in (tmp_path / "out" / "runs").iterdir())
+    if status == "ok":
+        assert runs == [r["run"]] and int(r["steps"]) == 100
+    else:
+        assert "KilledWorker" in r["error"] and runs == [r["run"] + ".failed"]
+
+
+def test_shipped_example_specs_load():
+    grasp = load_spec(REPO / "examples" / "sweeps" / "grasp_sweep.json")
+    runs = grasp.runs()
+    assert len(runs) == 15 and len({r.name for r in runs}) == 15
+    assert {r.scene["bodies"][0]["material"]["youngs_modulus"] for r in runs} == {1e4, 5e4, 2.5e5}
+    assert [m["kind"] for m in grasp.metrics] == ["centre", "lifted"] and grasp.metrics[1]["body"] == "teddy"
+    assert len(load_spec(REPO / "examples" / "sweeps" / "two_cubes_sweep.json").runs()) == 4
+
+
+def test_parquet_table_with_pyarrow(sweep):
+    pq = pytest.importorskip("pyarrow.parquet")
+    _, result = sweep
+    table = pq.read_table(result.out_dir / "summary.parquet").to_pylist()
+    rows = read_table(result.table)
+    assert [r["run"] for r in table] == [r["run"] for r in rows]
+    assert [r["friction.mu"] for r in table] == [float(r["friction.mu"]) for r in rows]
