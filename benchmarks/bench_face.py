@@ -4,7 +4,8 @@ The ICT face (``scene.face_ict.build_face``; large: 51,840 vertices, 279,180 tet
 (``face_regions.collision_aware_vertices``: the nodes of the tets that embed the collision proxy, so no contact
 leaves it), over a contiguous window of the shipped 50-frame sequence in which the lips touch. The frames before
 the window are solved once ('woodbury') and every configuration starts from that same equilibrium
-(``FacePDSolver.start_from``). Then, one after the other in this process:
+(``FacePDSolver.start_from``). All configurations are built first; then each frame is run by all of them back
+to back, so that changes of the machine's load during the run hit them alike:
 
 * o: no collision handling ('direct': the constant factor of K only);
 * triangle: PCG preconditioned by the constant factor of K (000 Eq. 5);
@@ -23,6 +24,7 @@ then the ratios triangle/diamond (total and G-step) and diamond at 10 kappa / di
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -58,13 +60,31 @@ def make_solver(model, name: str, kappa_scale: float = 1.0):
     return solver, time.perf_counter() - t0
 
 
-def run_frames(solver, x0, weights) -> list:
-    """FrameStats of the frames weights (k, K), from the state x0 (n, 3) [m]."""
-    solver.start_from(x0)
-    out = []
-    for w in weights:
-        out.append(solver.frame(w))
-    return out
+#: (label, solver name or 'o', kappa scale) in the order they run each frame.
+CONFIGS = (("o", "o", 1.0), ("triangle", "pcg", 1.0), ("square", "schur", 1.0), ("diamond", "woodbury", 1.0),
+           ("triangle k x10", "pcg", 10.0), ("diamond k x10", "woodbury", 10.0))
+
+
+def run_interleaved(model, x0, weights, square_frames: int) -> dict:
+    """Every configuration of CONFIGS built, started from x0 (n, 3) [m], then the frames weights (k, K) run frame
+    by frame, each frame by every configuration back to back (square: only the first square_frames), so that a
+    change of the machine's load over the run hits them alike. Returns {label: (FrameStats list, solver)}."""
+    runs = {}
+    for label, name, scale in CONFIGS:
+        solver, t_build = make_solver(model, name, scale)
+        solver.start_from(x0)
+        runs[label] = ([], solver)
+        print(f"  {label}: built in {t_build:.1f} s", flush=True)
+    for i, w in enumerate(weights):
+        line = []
+        for label, _, _ in CONFIGS:
+            if label == "square" and i >= square_frames:
+                continue
+            stats, solver = runs[label]
+            stats.append(solver.frame(w))
+            line.append(f"{label} {stats[-1].time_total:.1f} s/{stats[-1].iterations}")
+        print(f"  frame {i}: " + ", ".join(line), flush=True)
+    return runs
 
 
 def summary(stats: list) -> dict:
@@ -89,16 +109,6 @@ def print_table(rows: dict, n1: int, n2: int) -> None:
     for label, r in rows.items():
         print(f"{label:<16}{r['frames']:>7}" + "".join(f"{r[k]:>10.0f}" for k in KEYS)
               + f"{r['its']:>8.1f}{r['nc']:>8.1f}{r['pcg']:>9.0f}{r['converged']:>6}{r['fallbacks']:>6}", flush=True)
-
-
-def configuration(model, name, x0, weights, kappa_scale=1.0):
-    """Build one configuration, run the frames, free it; returns (FrameStats list, final state, n1, n2)."""
-    solver, t_build = make_solver(model, name, kappa_scale)
-    stats = run_frames(solver, x0, weights)
-    tag = f"{name}{' kappa x%g' % kappa_scale if kappa_scale != 1.0 else ''}"
-    print(f"  {tag}: built in {t_build:.1f} s; frames " + ", ".join(
-        f"{s.time_total:.1f} s/{s.iterations} its" for s in stats), flush=True)
-    return stats, solver.x.copy(), solver.n1, solver.n2
 
 
 def main() -> None:
@@ -128,15 +138,9 @@ def main() -> None:
           f"{t_build:.1f} s), n1 = {prep.n1}, n2 = {prep.n2}", flush=True)
     del prep
 
-    runs = {}
-    runs["o"] = configuration(model, "o", x0, window)
-    runs["triangle"] = configuration(model, "pcg", x0, window)
-    runs["square"] = configuration(model, "schur", x0, window[:args.square_frames])
-    runs["diamond"] = configuration(model, "woodbury", x0, window)
-    runs["triangle k x10"] = configuration(model, "pcg", x0, window, 10.0)
-    runs["diamond k x10"] = configuration(model, "woodbury", x0, window, 10.0)
-
-    _, _, n1, n2 = runs["diamond"]
+    runs = run_interleaved(model, x0, window, args.square_frames)
+    load = os.getloadavg()
+    n1, n2 = runs["diamond"][1].n1, runs["diamond"][1].n2
     rows = {k: summary(v[0]) for k, v in runs.items()}
     print_table(rows, n1, n2)
     ns = args.square_frames
@@ -144,8 +148,9 @@ def main() -> None:
     print(f"\nthe first {ns} window frame(s) only (square's frames):")
     print_table(first, n1, n2)
 
-    dev = max(np.abs(runs[k][1] - runs["diamond"][1]).max() for k in ("triangle",))
-    print(f"\nfinal states: |triangle - diamond|_inf = {dev:.2e} m")
+    dev = np.abs(runs["triangle"][1].x - runs["diamond"][1].x).max()
+    print(f"\nfinal states: |triangle - diamond|_inf = {dev:.2e} m; load average at the end {load[0]:.1f} "
+          f"(1 min), {load[1]:.1f} (5 min)")
     tri, dia = rows["triangle"], rows["diamond"]
     tri10, dia10 = rows["triangle k x10"], rows["diamond k x10"]
     sq_ratio = first["square"]["total"] / first["diamond"]["total"]
