@@ -19,7 +19,7 @@ then the ratios triangle/diamond (total and G-step) and diamond at 10 kappa / di
 ``woodbury speedup: X``, X = total frame time of triangle over diamond.
 
     python benchmarks/bench_face.py [--size large|small] [--start 3] [--frames 5] [--square-frames 1]
-                                    [--model face.npz] [--save face.npz]
+                                    [--pcg-rtol 1e-12] [--model face.npz] [--save face.npz]
 """
 from __future__ import annotations
 
@@ -47,8 +47,9 @@ def load_model(size: str, path: str | None, save: str | None):
     return model
 
 
-def make_solver(model, name: str, kappa_scale: float = 1.0):
-    """(FacePDSolver, seconds to build it): name 'o' (no collision) or a global-step solver name."""
+def make_solver(model, name: str, kappa_scale: float = 1.0, pcg_rtol: float = 1e-12):
+    """(FacePDSolver, seconds to build it): name 'o' (no collision) or a global-step solver name; pcg_rtol: the
+    relative residual of 'pcg'."""
     from ipcsim.solvers.face_pd import FaceContact, FacePDSolver
 
     t0 = time.perf_counter()
@@ -56,7 +57,7 @@ def make_solver(model, name: str, kappa_scale: float = 1.0):
         solver = FacePDSolver(model, "direct", FaceContact(enabled=False))
     else:
         kappa = float(np.mean(model.stiffness)) * kappa_scale  # FaceContact's default, scaled
-        solver = FacePDSolver(model, name, FaceContact(kappa=kappa))
+        solver = FacePDSolver(model, name, FaceContact(kappa=kappa), pcg_rtol=pcg_rtol)
     return solver, time.perf_counter() - t0
 
 
@@ -65,13 +66,13 @@ CONFIGS = (("o", "o", 1.0), ("triangle", "pcg", 1.0), ("square", "schur", 1.0), 
            ("triangle k x10", "pcg", 10.0), ("diamond k x10", "woodbury", 10.0))
 
 
-def run_interleaved(model, x0, weights, square_frames: int) -> dict:
+def run_interleaved(model, x0, weights, square_frames: int, pcg_rtol: float = 1e-12) -> dict:
     """Every configuration of CONFIGS built, started from x0 (n, 3) [m], then the frames weights (k, K) run frame
     by frame, each frame by every configuration back to back (square: only the first square_frames), so that a
     change of the machine's load over the run hits them alike. Returns {label: (FrameStats list, solver)}."""
     runs = {}
     for label, name, scale in CONFIGS:
-        solver, t_build = make_solver(model, name, scale)
+        solver, t_build = make_solver(model, name, scale, pcg_rtol)
         solver.start_from(x0)
         runs[label] = ([], solver)
         print(f"  {label}: built in {t_build:.1f} s", flush=True)
@@ -119,13 +120,15 @@ def main() -> None:
     ap.add_argument("--start", type=int, default=3, help="first frame of the window (lips touch from frame 3)")
     ap.add_argument("--frames", type=int, default=5, help="frames in the window")
     ap.add_argument("--square-frames", type=int, default=1, help="frames of the window run by square (dense Schur)")
+    ap.add_argument("--pcg-rtol", type=float, default=1e-12, help="triangle's CG relative residual (the solver's "
+                    "default 1e-12; looser values give fewer CG iterations and steps equal to round-off less)")
     args = ap.parse_args()
 
     model = load_model(args.size, args.model, args.save)
     seq = model.sequence
     window = seq[args.start:args.start + args.frames]
-    print(f"window: frames {args.start}-{args.start + len(window) - 1}; square on the first {args.square_frames}",
-          flush=True)
+    print(f"window: frames {args.start}-{args.start + len(window) - 1}; square on the first {args.square_frames}; "
+          f"PCG rtol {args.pcg_rtol:g}", flush=True)
 
     # the common start state: the frames before the window, once; then one window frame to warm the kernels
     prep, t_build = make_solver(model, "woodbury")
@@ -138,7 +141,7 @@ def main() -> None:
           f"{t_build:.1f} s), n1 = {prep.n1}, n2 = {prep.n2}", flush=True)
     del prep
 
-    runs = run_interleaved(model, x0, window, args.square_frames)
+    runs = run_interleaved(model, x0, window, args.square_frames, args.pcg_rtol)
     load = os.getloadavg()
     n1, n2 = runs["diamond"][1].n1, runs["diamond"][1].n2
     rows = {k: summary(v[0]) for k, v in runs.items()}
