@@ -181,3 +181,18 @@ def test_an_intersecting_proxy_is_refused(model, runs):
     FacePDSolver(m, "direct", FaceContact(enabled=False))
     with pytest.raises(ValueError, match="intersects itself"):
         runs["direct"][0].check_intersection_free(runs["none"][1][-1])
+
+
+def test_start_from_another_solvers_state(model, runs):
+    """start_from: a fresh solver started from the direct run's frame-2 equilibrium solves frame 3 as the direct
+    run did (not as from rest); wrong shapes and (with contact) intersecting states are refused."""
+    xs = runs["direct"][1]
+    solver = FacePDSolver(model, "pcg", tol=1e-6)
+    solver.start_from(xs[1])
+    solver.frame(model.sequence[2])
+    assert np.abs(solver.x - xs[2]).max() < 1e-9
+    assert np.abs(xs[2] - xs[1]).max() > 1e-3  # the frame moves: starting elsewhere would show
+    with pytest.raises(ValueError, match="shape"):
+        solver.start_from(xs[1][:-1])
+    with pytest.raises(ValueError, match="intersects itself"):
+        solver.start_from(runs["none"][1][-1])

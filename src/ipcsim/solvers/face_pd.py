@@ -218,6 +218,17 @@ class FacePDSolver:
         if len(hits):
             raise ValueError(f"the collision proxy intersects itself (edge {hits[0, 0]}, face {hits[0, 1]})")
 
+    def start_from(self, x) -> None:
+        """Set the state the next frame starts from: x (n, 3) [m] (copied), e.g. another solver's equilibrium, so
+        that several solvers run the same frames from the same state; refused (ValueError) when the shape is wrong
+        or, with contact, when its proxy intersects itself."""
+        x = np.array(x, np.float64)
+        if x.shape != self.x.shape:
+            raise ValueError(f"start state must have shape {self.x.shape}, got {x.shape}")
+        if self.contact.enabled:
+            self.check_intersection_free(x)
+        self.x = x
+
     def frame(self, weights) -> FrameStats:
         """Solve the frame with expression weights (K,) from the current state; updates ``x``."""
         t_start = time.perf_counter()

@@ -1,0 +1,171 @@
+"""The face solver's per-frame timing table (issue #14 item 6; 000 Table 1) and the Woodbury speedup.
+
+The ICT face (``scene.face_ict.build_face``; large: 51,840 vertices, 279,180 tets) with the automatic x2
+(``face_regions.collision_aware_vertices``: the nodes of the tets that embed the collision proxy, so no contact
+leaves it), over a contiguous window of the shipped 50-frame sequence in which the lips touch. The frames before
+the window are solved once ('woodbury') and every configuration starts from that same equilibrium
+(``FacePDSolver.start_from``). All configurations are built first; then each frame is run by all of them back
+to back, so that changes of the machine's load during the run hit them alike:
+
+* o: no collision handling ('direct': the constant factor of K only);
+* triangle: PCG preconditioned by the constant factor of K (000 Eq. 5);
+* square: dense Schur complement on x2 (000 Eq. 6-8; a dense 3 n2 x 3 n2 Cholesky per global step, so only on the
+  first ``--square-frames`` frames of the window, said in the table);
+* diamond: Woodbury update on the n_c touched vertices (000 Eq. 9-11);
+* triangle and diamond again with the barrier stiffness kappa x10 (000: CG nearly doubles, the direct method not).
+
+Printed: ms per frame (IPC, G-step, CCD, LS, Misc, Total as 000 Table 1), global steps per frame, n1, n2, mean n_c;
+then the ratios triangle/diamond (total and G-step) and diamond at 10 kappa / diamond. The last line reads
+``woodbury speedup: X``, X = total frame time of triangle over diamond.
+
+    python benchmarks/bench_face.py [--size large|small] [--start 3] [--frames 5] [--square-frames 1]
+                                    [--pcg-rtol 1e-12] [--model face.npz] [--save face.npz]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+KEYS = ("ipc", "global", "ccd", "line_search", "misc", "total")
+HEAD = ("IPC", "G-step", "CCD", "LS", "Misc", "Total")
+
+
+def load_model(size: str, path: str | None, save: str | None):
+    """The face: read from an .npz written by ``face_data.save_face`` if path is given, else built."""
+    from ipcsim.scene.face_data import load_face, read_face, save_face
+
+    t0 = time.perf_counter()
+    model = read_face(path) if path else load_face(size)
+    print(f"face {'read from ' + path if path else size}: {len(model.rest)} vertices, {len(model.tets)} tets, "
+          f"{len(model.bone)} bone, proxy {len(model.proxy_vertices)} vertices ({time.perf_counter() - t0:.1f} s)",
+          flush=True)
+    if save:
+        save_face(model, save)
+    return model
+
+
+def make_solver(model, name: str, kappa_scale: float = 1.0, pcg_rtol: float = 1e-12):
+    """(FacePDSolver, seconds to build it): name 'o' (no collision) or a global-step solver name; pcg_rtol: the
+    relative residual of 'pcg'."""
+    from ipcsim.solvers.face_pd import FaceContact, FacePDSolver
+
+    t0 = time.perf_counter()
+    if name == "o":
+        solver = FacePDSolver(model, "direct", FaceContact(enabled=False))
+    else:
+        kappa = float(np.mean(model.stiffness)) * kappa_scale  # FaceContact's default, scaled
+        solver = FacePDSolver(model, name, FaceContact(kappa=kappa), pcg_rtol=pcg_rtol)
+    return solver, time.perf_counter() - t0
+
+
+#: (label, solver name or 'o', kappa scale) in the order they run each frame.
+CONFIGS = (("o", "o", 1.0), ("triangle", "pcg", 1.0), ("square", "schur", 1.0), ("diamond", "woodbury", 1.0),
+           ("triangle k x10", "pcg", 10.0), ("diamond k x10", "woodbury", 10.0))
+
+
+def run_interleaved(model, x0, weights, square_frames: int, pcg_rtol: float = 1e-12) -> dict:
+    """Every configuration of CONFIGS built, started from x0 (n, 3) [m], then the frames weights (k, K) run frame
+    by frame, each frame by every configuration back to back (square: only the first square_frames), so that a
+    change of the machine's load over the run hits them alike. Returns {label: (FrameStats list, solver)}."""
+    runs = {}
+    for label, name, scale in CONFIGS:
+        solver, t_build = make_solver(model, name, scale, pcg_rtol)
+        solver.start_from(x0)
+        runs[label] = ([], solver)
+        print(f"  {label}: built in {t_build:.1f} s", flush=True)
+    for i, w in enumerate(weights):
+        line = []
+        for label, _, _ in CONFIGS:
+            if label == "square" and i >= square_frames:
+                continue
+            stats, solver = runs[label]
+            stats.append(solver.frame(w))
+            line.append(f"{label} {stats[-1].time_total:.1f} s/{stats[-1].iterations}")
+        print(f"  frame {i}: " + ", ".join(line), flush=True)
+    return runs
+
+
+def summary(stats: list) -> dict:
+    """Per-frame means: times [ms], iterations, mean n_c (over all global steps), fallbacks, converged frames."""
+    n = len(stats)
+    row = {k: 1e3 * sum(getattr(s, "time_" + k) for s in stats) / n for k in KEYS}
+    its = sum(s.iterations for s in stats)
+    row["its"] = its / n
+    row["nc"] = sum(s.nc_mean * s.iterations for s in stats) / max(its, 1)
+    row["frames"] = n
+    row["converged"] = sum(s.converged for s in stats)
+    row["fallbacks"] = sum(s.fallbacks for s in stats)
+    row["pcg"] = sum(s.pcg_iterations for s in stats) / n
+    row["contacts"] = stats[-1].n_contacts
+    return row
+
+
+def print_table(rows: dict, n1: int, n2: int) -> None:
+    print(f"\nper frame [ms]; n1 = {n1}, n2 = {n2}")
+    print(f"{'config':<16}{'frames':>7}" + "".join(f"{h:>10}" for h in HEAD)
+          + f"{'its':>8}{'n_c':>8}{'pcg its':>9}{'conv':>6}{'fallb':>6}")
+    for label, r in rows.items():
+        print(f"{label:<16}{r['frames']:>7}" + "".join(f"{r[k]:>10.0f}" for k in KEYS)
+              + f"{r['its']:>8.1f}{r['nc']:>8.1f}{r['pcg']:>9.0f}{r['converged']:>6}{r['fallbacks']:>6}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size", default="large", choices=("small", "large"))
+    ap.add_argument("--model", help="read the face from this .npz (face_data.save_face) instead of building it")
+    ap.add_argument("--save", help="write the built face to this .npz")
+    ap.add_argument("--start", type=int, default=3, help="first frame of the window (lips touch from frame 3)")
+    ap.add_argument("--frames", type=int, default=5, help="frames in the window")
+    ap.add_argument("--square-frames", type=int, default=1, help="frames of the window run by square (dense Schur)")
+    ap.add_argument("--pcg-rtol", type=float, default=1e-12, help="triangle's CG relative residual (the solver's "
+                    "default 1e-12; looser values give fewer CG iterations and steps equal to round-off less)")
+    args = ap.parse_args()
+
+    model = load_model(args.size, args.model, args.save)
+    seq = model.sequence
+    window = seq[args.start:args.start + args.frames]
+    print(f"window: frames {args.start}-{args.start + len(window) - 1}; square on the first {args.square_frames}; "
+          f"PCG rtol {args.pcg_rtol:g}", flush=True)
+
+    # the common start state: the frames before the window, once; then one window frame to warm the kernels
+    prep, t_build = make_solver(model, "woodbury")
+    t0 = time.perf_counter()
+    for w in seq[:args.start]:
+        prep.frame(w)
+    x0 = prep.x.copy()
+    prep.frame(window[0])
+    print(f"start state: frames 0-{args.start - 1} by woodbury ({time.perf_counter() - t0:.1f} s; solver built in "
+          f"{t_build:.1f} s), n1 = {prep.n1}, n2 = {prep.n2}", flush=True)
+    del prep
+
+    runs = run_interleaved(model, x0, window, args.square_frames, args.pcg_rtol)
+    load = os.getloadavg()
+    n1, n2 = runs["diamond"][1].n1, runs["diamond"][1].n2
+    rows = {k: summary(v[0]) for k, v in runs.items()}
+    print_table(rows, n1, n2)
+    ns = args.square_frames
+    first = {k: summary(v[0][:ns]) for k, v in runs.items()}
+    print(f"\nthe first {ns} window frame(s) only (square's frames):")
+    print_table(first, n1, n2)
+
+    dev = np.abs(runs["triangle"][1].x - runs["diamond"][1].x).max()
+    print(f"\nfinal states: |triangle - diamond|_inf = {dev:.2e} m; load average at the end {load[0]:.1f} "
+          f"(1 min), {load[1]:.1f} (5 min)")
+    tri, dia = rows["triangle"], rows["diamond"]
+    tri10, dia10 = rows["triangle k x10"], rows["diamond k x10"]
+    sq_ratio = first["square"]["total"] / first["diamond"]["total"]
+    print(f"total triangle / diamond: {tri['total'] / dia['total']:.2f} (target >= 5; 000: about 3)")
+    print(f"G-step triangle / diamond: {tri['global'] / dia['global']:.2f} (target >= 10; 000: 5-7)")
+    print(f"total square / diamond on its frame(s): {sq_ratio:.2f}")
+    print(f"kappa x10: diamond {dia10['total'] / dia['total']:.2f} x its time (target <= 1.1), "
+          f"triangle {tri10['total'] / tri['total']:.2f} x; PCG iterations per frame {tri['pcg']:.0f} -> "
+          f"{tri10['pcg']:.0f}; G-step diamond {dia10['global'] / dia['global']:.2f} x, "
+          f"triangle {tri10['global'] / tri['global']:.2f} x")
+    print(f"woodbury speedup: {tri['total'] / dia['total']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
