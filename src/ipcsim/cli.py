@@ -111,6 +111,11 @@ def _execute(sim, data, args, source: str, demo: str | None = None) -> int:
             bad = result.unconverged_steps
             print(f"warning: {len(bad)} step(s) stopped at max_newton_iterations before converging (first: step "
                   f"{bad[0]}); see the 'converged' column of stats.csv", file=sys.stderr)
+    return _render_preview(sim, out, args)
+
+
+def _render_preview(sim, out: Path, args) -> int:
+    """Write OUT's preview when the scene's output asks for it (``render``); the command's exit status 0."""
     if sim.output.get("render", False):
         from .render import render_run
 
@@ -177,13 +182,7 @@ def _execute_face(scene, args) -> int:
         if result.unconverged:
             print(f"warning: {len(result.unconverged)} frame(s) stopped before converging (first: sequence frame "
                   f"{result.unconverged[0]}); see the 'converged' column of stats.csv", file=sys.stderr)
-    if sim.output.get("render", False):
-        from .render import render_run
-
-        written = render_run(out)
-        if not args.quiet:
-            print("preview: " + ", ".join(str(p) for p in written))
-    return 0
+    return _render_preview(sim, out, args)
 
 
 def _demo(args) -> int:

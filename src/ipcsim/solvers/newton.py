@@ -158,7 +158,6 @@ class NewtonSolver:
         self._orderings = {}  # packed free mask -> pardiso ordering of the contact-free H_ff (``_ordering_for``)
         self._last_static = None  # (parameters, xs, active set) of the last ``_static_collisions``
         self._last_ordering = (None, None)  # (free mask object, its ordering) of the last ``_ordering_for``
-        self._first_small = False  # the last ``_newton``'s first increment met the tolerance
         self._mu_tables = None  # friction coefficients between collision bodies and of planes (``_friction_term``)
         self._own = None  # (n,) bool: nodes not carrying a fine surface (``_increment``), set on first use
 
@@ -375,8 +374,8 @@ class NewtonSolver:
                 fric = self._friction_term(state_in.x, state_in.x if lag == 0 else x, h, setup.weights[1])
                 stats.n_friction = len(fric.collisions)
             stats.lagging_iterations = lag + 1
-            x, e, ev = self._newton(self._potential(setup, fric), x, setup, h, stats)
-            if lag > 0 and self._first_small and self.friction.lagging_iterations == 0:
+            x, e, ev, started_converged = self._newton(self._potential(setup, fric), x, setup, h, stats)
+            if lag > 0 and started_converged and self.friction.lagging_iterations == 0:
                 break  # the re-lagged problem was solved where it started: the lagging converged
         xs = ev.xs
         self._keep_static(ev)
@@ -434,12 +433,15 @@ class NewtonSolver:
         return p.reshape(-1, 3), arrived
 
     def _newton(self, potential: IncrementalPotential, x, setup: _StepSetup, h: float, stats: StepStats):
-        """Projected Newton from x; prescribed nodes are driven to their targets along the trajectory."""
+        """Projected Newton from x; prescribed nodes are driven to their targets along the trajectory. Returns
+        (x, energy, evaluation, started_converged): the last flag says the first increment already met the
+        tolerance (the friction lagging's convergence test)."""
         mesh, dhat = self.model.collision_mesh, self.contact.dhat
         free = free_coordinates(setup.prescribed)
         ev = potential.evaluation(x, build_candidates(mesh, self._surface(x), None, inflation_radius=0.5 * dhat))
         e = potential.energy(ev)
         stats.converged = False
+        started_converged = False
         for it in range(self.max_newton_iterations):
             p, arrived = self._direction(potential, ev, x, setup, free, stats)
             stats.newton_iterations += 1
@@ -447,7 +449,7 @@ class NewtonSolver:
             # change is below tol (g h < tol * bbox at small h) would never leave rest
             small = arrived and self._increment(p) / h < self.tol * self._bbox
             if it == 0:
-                self._first_small = small
+                started_converged = small
             if small and it > 0:
                 stats.converged = True
                 break
@@ -480,7 +482,7 @@ class NewtonSolver:
             if small:
                 stats.converged = True
                 break
-        return x, e, ev
+        return x, e, ev, started_converged
 
 
 def _sum_by_body(g: np.ndarray, body: np.ndarray, n: int) -> np.ndarray:
