@@ -12,10 +12,10 @@ then slicing ``H[free][:, free]`` costs several passes over all entries per iter
 straight into a CSR pattern that is cached per free mask:
 
 * pattern = (E restricted to free x free) U (free diagonal) U (surface entries seen so far); the elastic part is
-  copied with a precomputed gather map, the surface terms are added by a per-row binary search (a surface
+  copied with a precomputed gather map, the surface terms are added row by row (a surface
   entry (s, t) of C goes to the k x k node-coordinate pairs of J's rows s and t with weight J_sa C_st J_tb,
-  summed per reduced row before the lookup, ``_scatter_mapped``; a selection is the case k = 1, weight 1, kept
-  on its own exact path);
+  summed per reduced row in a dense scratch row, ``_scatter_mapped``, then added to the pattern in one walk
+  along its row, ``_flush_row``; a selection is the case k = 1, weight 1, kept on its own exact path);
 * when a surface term has entries outside the pattern, the pattern grows by them (a new pattern object), so
   the linear solver's symbolic analysis can be reused for as long as the pattern object stays the same
   (``linear.Factorization`` recognises it by identity).
@@ -32,49 +32,55 @@ STALE_FRACTION = 0.25
 
 
 @njit(cache=True, inline="always")
-def _find(indptr, indices, r, c):
-    """Data position of (r, c) in a sorted CSR pattern, or -1."""
-    lo, hi = indptr[r], indptr[r + 1]
-    end = hi
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if indices[mid] < c:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < end and indices[lo] == c:
-        return lo
-    return -1
-
-
-@njit(cache=True, inline="always")
-def _add_or_miss(indptr, indices, data, r, c, value, miss_r, miss_c, n_miss):
-    """data[(r, c)] += value when (r, c) is in the pattern; else record (r, c) in miss_r/miss_c while there is
-    room. Returns the updated count of misses."""
-    pos = _find(indptr, indices, r, c)
-    if pos >= 0:
-        data[pos] += value
-        return n_miss
-    if n_miss < len(miss_r):
-        miss_r[n_miss] = r
-        miss_c[n_miss] = c
-    return n_miss + 1
+def _flush_row(r, indptr, indices, data, acc, mark, touched, nt, miss_r, miss_c, n_miss):
+    """data[(r, c)] += acc[c] for the nt marked columns touched[:nt] of reduced row r, found by one walk along
+    the pattern's row r (cheaper than a binary search per entry once a row has more than a few entries); the
+    columns not in the pattern go to miss_r/miss_c (in touched order, while there is room). Clears acc and mark
+    for those columns; returns the updated count of misses."""
+    for pp in range(indptr[r], indptr[r + 1]):
+        c = indices[pp]
+        if mark[c]:
+            data[pp] += acc[c]
+            acc[c] = 0.0
+            mark[c] = False
+    for t in range(nt):
+        c = touched[t]
+        if mark[c]:
+            if n_miss < len(miss_r):
+                miss_r[n_miss] = r
+                miss_c[n_miss] = c
+            n_miss += 1
+            acc[c] = 0.0
+            mark[c] = False
+    return n_miss
 
 
 @njit(cache=True)
 def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, indices, data, miss_r, miss_c):
-    """data += weight * C for C's entries in free rows/cols; returns how many were outside the pattern (their
-    reduced (row, col) go to miss_r/miss_c while there is room)."""
+    """data += weight * C for C's entries in free rows/cols (surf_to_red: reduced index of each C row/column, -1
+    when not free); returns how many were outside the pattern (their reduced
+    (row, col) go to miss_r/miss_c while there is room)."""
     n_miss = 0
+    n_red = len(indptr) - 1
+    acc = np.zeros(n_red)
+    mark = np.zeros(n_red, np.bool_)
+    touched = np.empty(n_red, np.int64)
     for rs in range(len(s_indptr) - 1):
         r = surf_to_red[rs]
         if r < 0:
             continue
+        nt = 0
         for k in range(s_indptr[rs], s_indptr[rs + 1]):
             c = surf_to_red[s_indices[k]]
             if c < 0:
                 continue
-            n_miss = _add_or_miss(indptr, indices, data, r, c, weight * s_data[k], miss_r, miss_c, n_miss)
+            if not mark[c]:
+                mark[c] = True
+                touched[nt] = c
+                nt += 1
+            acc[c] += weight * s_data[k]
+        if nt:
+            n_miss = _flush_row(r, indptr, indices, data, acc, mark, touched, nt, miss_r, miss_c, n_miss)
     return n_miss
 
 
@@ -85,7 +91,7 @@ def _scatter_mapped(weight, s_indptr, s_indices, s_data, red, w, jt_indptr, jt_s
     on the reduced coordinates red[i, a] (-1: prescribed or padding) with weights w[i, a]; (jt_indptr, jt_src,
     jt_w) is J^T by reduced row (``_transpose_map``). Each reduced row r of the product is summed in a dense
     scratch row first (sum over the surface rows of J^T's row r, their C entries, and J's weights), so every
-    product entry is looked up in the pattern once, however many surface coordinates share its nodes (an
+    product entry is added to the pattern once, however many surface coordinates share its nodes (an
     embedded triangle's three vertices usually share their coarse tet). Returns how many entries fell outside the
     pattern (their reduced (row, col) go to miss_r/miss_c while there is room)."""
     n_miss = 0
@@ -111,11 +117,8 @@ def _scatter_mapped(weight, s_indptr, s_indices, s_data, red, w, jt_indptr, jt_s
                         touched[nt] = c
                         nt += 1
                     acc[c] += v * w[cs, b]
-        for t in range(nt):
-            c = touched[t]
-            n_miss = _add_or_miss(indptr, indices, data, r, c, acc[c], miss_r, miss_c, n_miss)
-            acc[c] = 0.0
-            mark[c] = False
+        if nt:
+            n_miss = _flush_row(r, indptr, indices, data, acc, mark, touched, nt, miss_r, miss_c, n_miss)
     return n_miss
 
 
