@@ -75,6 +75,37 @@ def current_threads() -> int:
     return n if n > 0 else numba.get_num_threads()
 
 
+def set_threads(n: int) -> None:
+    """``numba.set_num_threads(n)`` (n in 1..NUMBA_NUM_THREADS) for this Python thread, without the two locks
+    and the checks that Numba's own takes on every call once its threading layer is up (~5 us a call, and the
+    small-input paths switch to one thread and back several times per Newton iteration)."""
+    write = getattr(_parallel, "_set_num_threads", None)  # set by numba when it launches its threads
+    if write is None:
+        numba.set_num_threads(n)
+    else:
+        write(int(n))
+
+
+class _NoContext:
+    """A do-nothing context manager (cheaper than ``contextlib.nullcontext()`` per call)."""
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_CONTEXT = _NoContext()
+
+
+def dynamic_schedule(parallel: bool = True):
+    """``numba.parallel_chunksize(1)`` (dynamic scheduling of a parallel loop, robust to a core shared with
+    another process) when ``parallel``, else a do-nothing context: a loop on one thread has no schedule, and
+    Numba's context takes its locks on entry and exit."""
+    return numba.parallel_chunksize(1) if parallel else _NO_CONTEXT
+
+
 def _uses_prange(code) -> bool:
     """Whether the code object (or one nested in it) names ``prange``."""
     if "prange" in code.co_names:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import get_num_threads, njit, parallel_chunksize, prange, set_num_threads
+from numba import njit, parallel_chunksize, prange
 
-from ..jit import twin
+from ..jit import current_threads, dynamic_schedule, set_threads, twin
 
 
 @njit(cache=True)
@@ -168,19 +168,24 @@ ROW_CHUNK = 256
 SERIAL_BELOW_ENTRIES = 32768
 
 
+def _schedule(small: bool, chunk: int):
+    """``parallel_chunksize(chunk)`` for a parallel call, nothing for one on a single thread (``small``)."""
+    return dynamic_schedule(False) if small else parallel_chunksize(chunk)
+
+
 def _assemble(verts, nverts, local, n_vertices, writer):
     """Pattern + ``writer`` (``_write_full`` / ``_write_symmetric``), on one thread for small inputs."""
-    threads = get_num_threads()
+    threads = current_threads()
     small = 16 * len(nverts) < SERIAL_BELOW_ENTRIES
-    if small:
-        set_num_threads(1)
+    if small and threads > 1:
+        set_threads(1)
     try:
         row_ptr, slot, src, ucount, indptr, indices, data = _pattern(verts, nverts, n_vertices, len(local), small)
-        with parallel_chunksize(0 if small else ROW_CHUNK):
+        with _schedule(small, ROW_CHUNK):
             writer(row_ptr, slot, src, ucount, local, indptr, data)
     finally:
-        if small:
-            set_num_threads(threads)
+        if small and threads > 1:
+            set_threads(threads)
     return _to_csr(indptr, indices, data, n_vertices)
 
 
@@ -197,13 +202,13 @@ def _pattern(verts, nverts, n_vertices, n_local, small=False):
     small_ids = 16 * len(nverts) < 2**31 - 1 and n_vertices < 2**31 - 1  # int32 halves their memory traffic
     col, src, ucol, slot = (np.empty(row_ptr[-1], np.int32 if small_ids else np.int64) for _ in range(4))
     _fill(verts, nverts, row_ptr, col, src)
-    n_chunks = 1 if small else max(1, min(4 * get_num_threads(), n_vertices // 1024, len(col) // 16384))
-    with parallel_chunksize(0 if small else 1):  # dynamic scheduling (see ROW_CHUNK) unless on one thread
+    n_chunks = 1 if small else max(1, min(4 * current_threads(), n_vertices // 1024, len(col) // 16384))
+    with _schedule(small, 1):  # dynamic scheduling (see ROW_CHUNK) unless on one thread
         ucount = _unique_columns(row_ptr, col, n_vertices, n_chunks, ucol, slot)
     indptr = _csr_indptr(ucount, n_vertices)
     fits32 = 9 * len(col) < 2**31 - 1 and 3 * n_vertices < 2**31 - 1
     indices = np.empty(indptr[-1], np.int32 if fits32 else np.int64)
-    with parallel_chunksize(0 if small else ROW_CHUNK):
+    with _schedule(small, ROW_CHUNK):
         _fill_indices(row_ptr, ucol, ucount, indptr, indices)
     return row_ptr, slot, src, ucount, indptr, indices, np.empty(indptr[-1])
 

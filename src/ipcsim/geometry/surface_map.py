@@ -21,9 +21,38 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 #: Largest number of nodes a surface vertex may depend on (a tet's four corners).
 MAX_WEIGHTS = 4
+
+
+@njit(cache=True)
+def _apply(nodes, weights, q):
+    """x (n_surface, 3) = sum_a weights[:, a] q[nodes[:, a]] (the sum in slot order a = 0, 1, ...)."""
+    n, k = nodes.shape
+    out = np.empty((n, 3))
+    for s in range(n):
+        for d in range(3):
+            acc = weights[s, 0] * q[nodes[s, 0], d]
+            for a in range(1, k):
+                acc += weights[s, a] * q[nodes[s, a], d]
+            out[s, d] = acc
+    return out
+
+
+@njit(cache=True)
+def _pull_gradient(nodes, weights, g, n_nodes):
+    """J^T g (3 n_nodes,): g (n_surface, 3) scattered with the weights, summed in (s, a, d) order."""
+    out = np.zeros(3 * n_nodes)
+    n, k = nodes.shape
+    for s in range(n):
+        for a in range(k):
+            w = weights[s, a]
+            base = 3 * nodes[s, a]
+            for d in range(3):
+                out[base + d] += w * g[s, d]
+    return out
 
 
 class SurfaceMap:
@@ -57,7 +86,6 @@ class SurfaceMap:
         self.index = np.ascontiguousarray(self.nodes[:, 0])
         self.is_selection = self.nodes.shape[1] == 1 and bool(np.all(self.weights == 1.0))
         self._matrix = None
-        self._gradient_index = None  # (3 k n_surface,) int64, built by pull_gradient
 
     @classmethod
     def selection(cls, index, n_nodes: int) -> "SurfaceMap":
@@ -80,10 +108,7 @@ class SurfaceMap:
         q = np.asarray(q, dtype=np.float64)
         if self.is_selection:
             return q[self.index]
-        out = self.weights[:, 0, None] * q[self.nodes[:, 0]]
-        for a in range(1, self.width):
-            out += self.weights[:, a, None] * q[self.nodes[:, a]]
-        return out
+        return _apply(self.nodes, self.weights, np.ascontiguousarray(q))
 
     def pull_gradient(self, g_surface: np.ndarray) -> np.ndarray:
         """J^T g: a surface gradient (3 n_surface,) (or (n_surface, 3)) to the nodes, (3 n_nodes,)."""
@@ -92,10 +117,7 @@ class SurfaceMap:
             out = np.zeros((self.n_nodes, 3))
             out[self.index] = g  # a selection's surface vertices are distinct nodes
             return out.ravel()
-        if self._gradient_index is None:  # coordinate 3 nodes[s, a] + d of each product, in (s, a, d) order
-            self._gradient_index = (3 * self.nodes[:, :, None] + np.arange(3)).ravel()
-        products = self.weights[:, :, None] * g[:, None, :]  # (n_surface, k, 3)
-        return np.bincount(self._gradient_index, products.ravel(), minlength=3 * self.n_nodes)
+        return _pull_gradient(self.nodes, self.weights, np.ascontiguousarray(g), self.n_nodes)
 
     @property
     def matrix(self) -> sp.csr_matrix:

@@ -13,10 +13,9 @@ symbolic analysis) can recognise an unchanged pattern by identity.
 """
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, parallel_chunksize, prange
+from numba import njit, prange
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..contact.broad_phase.threads import cpu_cores, numba_threads
@@ -28,7 +27,7 @@ from ..energies.tet_blocks import (HW_H, HW_STRIDE, deformation_gradient_into, h
                                    shape_gradients_into, tet_gradient_into, tet_hessian_from_dpdf_into,
                                    tet_hessian_from_eigensystem_into)
 from ..energies.neohookean import max_step_without_inversion
-from ..jit import twin
+from ..jit import current_threads, dynamic_schedule, twin
 from ..model import Model
 
 
@@ -48,7 +47,7 @@ SERIAL_BELOW_TETS = 5_000
 def _threads(n_tets: int) -> int:
     """Numba threads for an elastic evaluation over n_tets tets (see ``SERIAL_BELOW_TETS``)."""
     below = SERIAL_BELOW_TETS if cpu_cores() < 4 else SERIAL_BELOW_TETS // 10
-    return 1 if n_tets < below else nb.get_num_threads()
+    return 1 if n_tets < below else current_threads()
 
 
 @njit(cache=True, inline="always")
@@ -337,7 +336,8 @@ class ElasticTerm:
         x = np.ascontiguousarray(x, dtype=np.float64)
         if len(self._tets) == 0:
             return 0.0
-        with parallel_chunksize(1), numba_threads(_threads(len(self._tets))):
+        threads = _threads(len(self._tets))
+        with dynamic_schedule(threads > 1), numba_threads(threads):
             return float(_energy(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam,
                                  self._chunk_bounds))
 
@@ -347,7 +347,8 @@ class ElasticTerm:
         pat = self.pattern
         grad = np.zeros(3 * pat.n_vertices)
         data = np.zeros(pat.nnz)
-        with parallel_chunksize(1), numba_threads(_threads(len(self._tets))):  # dynamic scheduling of the chunks
+        threads = _threads(len(self._tets))
+        with dynamic_schedule(threads > 1), numba_threads(threads):  # dynamic scheduling of the chunks
             _assemble(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam, pat.blk_off,
                       pat.indptr, self._chunk_bounds, self._phase_ptr, self._phase_chunks, grad, data)
         return grad, pat.csr(data)

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 
 import numba as nb
 
+from ...jit import current_threads, set_threads
+
 PARALLEL_MIN_WORK = 20_000
 """Work items (candidates, boxes) below which a call runs on one thread on machines with < 4 cores;
 a tenth of it on larger machines, where starting the threads is cheap."""
@@ -32,22 +34,22 @@ def threads_for(work: int) -> int:
     else the current ``numba.get_num_threads()``."""
     cores = cpu_cores()
     min_work = PARALLEL_MIN_WORK if cores < 4 else PARALLEL_MIN_WORK // 10
-    return 1 if work < min_work else nb.get_num_threads()
+    return 1 if work < min_work else current_threads()
 
 
 @contextmanager
 def numba_threads(n: int):
     """Run the block with ``n`` Numba threads (this Python thread only), restoring the count afterwards."""
-    previous = nb.get_num_threads()
+    previous = current_threads()
     n = max(1, min(int(n), nb.config.NUMBA_NUM_THREADS))
     if n == previous:
         yield n
         return
-    nb.set_num_threads(n)
+    set_threads(n)
     try:
         yield n
     finally:
-        nb.set_num_threads(previous)
+        set_threads(previous)
 
 
 SPLIT_MIN_WORK = 2_000
@@ -72,5 +74,5 @@ def split_in_two(work: int) -> bool:
     spinning afterwards, slowing whatever runs next), when Numba may use 2+ threads and the work pays for the
     hand-over. Larger work runs in a Numba parallel region, whose dynamic scheduling balances better (CCD
     narrow phase on 156k candidates: 25 ms against 33 ms in two halves)."""
-    return (cpu_cores() < 4 and nb.get_num_threads() >= 2
+    return (cpu_cores() < 4 and current_threads() >= 2
             and SPLIT_MIN_WORK <= work < PARALLEL_MIN_WORK)

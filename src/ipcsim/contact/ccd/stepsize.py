@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, parallel_chunksize, prange
+from numba import njit, prange
 
-from ...jit import twin
+from ...jit import dynamic_schedule, twin
 from ..broad_phase.threads import helper_thread, numba_threads, split_in_two, threads_for
 from ..collisions_data import EE, EV, FV, VV
 from ..stencils import stencil_size
@@ -266,6 +266,6 @@ def compute_collision_free_stepsize(
             return float(best.min())
         with numba_threads(threads_for(m)) as threads:  # small inputs: one thread (see broad_phase.threads)
             n_chunks = max(1, min(m, threads * _CHUNKS_PER_THREAD))
-            with parallel_chunksize(1):  # dynamic scheduling: robust to a core shared with another process
+            with dynamic_schedule(threads > 1):  # robust to a core shared with another process
                 alpha = earliest_candidate_toi(*args, n_chunks, alpha)
     return float(alpha)
