@@ -214,11 +214,54 @@ def _pattern(verts, nverts, n_vertices, n_local, small=False):
 
 
 def _to_csr(indptr, indices, data, n_vertices):
-    m = sp.csr_matrix((3 * n_vertices, 3 * n_vertices), dtype=np.float64)
-    m.data, m.indices, m.indptr = data, indices, indptr.astype(indices.dtype)
+    return canonical_csr(data, indices, indptr.astype(indices.dtype), 3 * n_vertices)
+
+
+def _csr_by_constructor(data, indices, indptr, n: int) -> sp.csr_matrix:
+    m = sp.csr_matrix((n, n), dtype=np.float64)
+    m.data, m.indices, m.indptr = data, indices, indptr
     m.has_sorted_indices = True
     m.has_canonical_format = True
     return m
+
+
+def _csr_by_attributes(data, indices, indptr, n: int) -> sp.csr_matrix:
+    m = object.__new__(sp.csr_matrix)
+    m._shape = (n, n)
+    m.maxprint = _MAXPRINT
+    m.data, m.indices, m.indptr = data, indices, indptr
+    m.has_sorted_indices = True
+    m.has_canonical_format = True
+    return m
+
+
+_MAXPRINT = sp.csr_matrix((1, 1)).maxprint
+_CSR_FAST: bool | None = None  # whether ``_csr_by_attributes`` builds what the constructor builds (checked once)
+
+
+def _fast_csr_works() -> bool:
+    """True when a CSR made by setting SciPy's attributes directly has the attributes and behaviour of one made by
+    the constructor (SciPy's private layout: ``_shape``, ``maxprint`` and the three arrays); checked once."""
+    try:
+        args = (np.array([2.0, 1.0, 3.0]), np.array([0, 1, 1], np.int32), np.array([0, 2, 3], np.int32), 2)
+        a, b = _csr_by_attributes(*args), _csr_by_constructor(*args)
+        return (set(vars(a)) == set(vars(b)) and a.shape == b.shape and np.array_equal(a.toarray(), b.toarray())
+                and np.array_equal((a @ a).toarray(), (b @ b).toarray()) and (a - b).nnz == 0)
+    except Exception:  # pragma: no cover - another SciPy layout: the constructor path
+        return False
+
+
+def canonical_csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n: int) -> sp.csr_matrix:
+    """(n, n) ``scipy.sparse.csr_matrix`` on the given arrays (not copied, not checked): the caller guarantees a
+    canonical CSR (sorted, unique column indices per row; indptr (n + 1,) and indices of one integer dtype).
+
+    The hot loops build several such matrices per Newton iteration; SciPy's constructor validates and scans its
+    arrays (10-25 us a call), so the attributes are set directly where that gives the same object as the
+    constructor (checked once per process, ``_fast_csr_works``)."""
+    global _CSR_FAST
+    if _CSR_FAST is None:
+        _CSR_FAST = _fast_csr_works()
+    return (_csr_by_attributes if _CSR_FAST else _csr_by_constructor)(data, indices, indptr, n)
 
 
 def assemble_block_csr(verts: np.ndarray, nverts: np.ndarray, local: np.ndarray, n_vertices: int) -> sp.csr_matrix:

@@ -19,6 +19,7 @@ from numba import njit, prange
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..contact.broad_phase.threads import cpu_cores, numba_threads
+from ..contact.sparse import canonical_csr
 from ..energies.materials import (FCR, LCR, LCR_LAGGED, STIFFNESS_EIGEN, material_info, material_psi,
                                   material_response_into, material_scratch, needs_inversion_guard)
 from ..energies.mat3 import det3
@@ -292,12 +293,7 @@ class TetBlockPattern:
 
     def csr(self, data: np.ndarray) -> sp.csr_matrix:
         """A (3n, 3n) CSR matrix on this pattern (shares indptr/indices; data (nnz,) is not copied)."""
-        n3 = 3 * self.n_vertices
-        m = sp.csr_matrix((n3, n3), dtype=np.float64)
-        m.data, m.indices, m.indptr = data, self.indices, self.indptr
-        m.has_sorted_indices = True
-        m.has_canonical_format = True
-        return m
+        return canonical_csr(data, self.indices, self.indptr, 3 * self.n_vertices)
 
 
 class ElasticTerm:
