@@ -10,7 +10,7 @@ from ipcsim.energies.materials import elastic_gradient_and_hessian_blocks
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.solvers.elastic import ElasticTerm
 from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
-from ipcsim.solvers.reduction import SystemMatrix
+from ipcsim.solvers.reduction import FreePattern, SystemMatrix
 
 DHAT = 1e-3
 H = 0.01
@@ -170,3 +170,33 @@ def test_grown_free_pattern_equals_pattern_built_from_scratch():
     for name in ("indptr", "indices", "elastic_src", "elastic_dst", "diagonal", "_keys"):
         a, b = getattr(grown, name), getattr(ref, name)
         assert a.dtype == b.dtype and np.array_equal(a, b), name
+
+
+@pytest.mark.parametrize("friction", [False, True])
+def test_grown_pattern_carries_the_fill_bit_for_bit(rng, friction):
+    """A fill that misses entries grows the pattern and carries its data over with the missed values added
+    (``FreePattern.carried``): the same bits as filling the grown pattern afresh, without the second fill."""
+    solver, hess, free = _newton_matrix(rng, friction)
+    solver.patterns.clear()
+    base = FreePattern(hess.elastic.indptr, hess.elastic.indices, free)
+    solver.patterns.pattern = base
+    a = hess.free_block(free)                 # misses every contact entry of the base pattern: grows once
+    grown = solver.patterns.pattern
+    assert grown is not base and grown.growths == 1 and grown.n_surface_entries > 0
+    fresh, miss = hess._fill(grown)
+    assert miss is None
+    assert np.array_equal(a.data, fresh)      # bit for bit
+    assert _rel(a, hess.tocsr()[free][:, free]) <= 1e-12
+
+
+def test_pattern_rebuilt_after_max_growths(rng):
+    from ipcsim.solvers import reduction
+
+    solver, hess, free = _newton_matrix(rng, True)
+    base = FreePattern(hess.elastic.indptr, hess.elastic.indices, free)
+    base.growths = reduction.MAX_GROWTHS      # as if grown that often: the next miss rebuilds from the base
+    solver.patterns.pattern = base
+    a = hess.free_block(free)
+    rebuilt = solver.patterns.pattern
+    assert rebuilt.growths == 0 and rebuilt.n_surface_entries > 0
+    assert _rel(a, hess.tocsr()[free][:, free]) <= 1e-12

@@ -18,7 +18,8 @@ straight into a CSR pattern that is cached per free mask:
   along its row, ``_flush_row``; a selection is the case k = 1, weight 1, kept on its own exact path);
 * when a surface term has entries outside the pattern, the pattern grows by them (a new pattern object), so
   the linear solver's symbolic analysis can be reused for as long as the pattern object stays the same
-  (``linear.Factorization`` recognises it by identity).
+  (``linear.Factorization`` recognises it by identity); the fill's data moves to the grown pattern with the
+  missed values added (``FreePattern.carried``: the bits of a second fill, without its cost).
 The result equals the SciPy path to round-off (the same additions in the same order: bit-for-bit in practice).
 """
 from __future__ import annotations
@@ -29,16 +30,17 @@ from numba import njit
 
 from ..contact.sparse import canonical_csr
 
-#: Rebuild the pattern from scratch (dropping stale surface entries) once they exceed this share of its size.
-STALE_FRACTION = 0.25
+#: A pattern grown this many times since its base is rebuilt from the current matrix's entries instead (dropping
+#: the stale surface entries of earlier matrices; a solver clears its pattern every step, so few accumulate).
+MAX_GROWTHS = 8
 
 
 @njit(cache=True, inline="always")
-def _flush_row(r, indptr, indices, data, acc, mark, touched, nt, miss_r, miss_c, n_miss):
+def _flush_row(r, indptr, indices, data, acc, mark, touched, nt, miss_r, miss_c, miss_v, n_miss):
     """data[(r, c)] += acc[c] for the nt marked columns touched[:nt] of reduced row r, found by one walk along
     the pattern's row r (cheaper than a binary search per entry once a row has more than a few entries); the
-    columns not in the pattern go to miss_r/miss_c (in touched order, while there is room). Clears acc and mark
-    for those columns; returns the updated count of misses."""
+    columns not in the pattern go to miss_r/miss_c with their values in miss_v (in touched order, while there is
+    room). Clears acc and mark for those columns; returns the updated count of misses."""
     for pp in range(indptr[r], indptr[r + 1]):
         c = indices[pp]
         if mark[c]:
@@ -51,6 +53,7 @@ def _flush_row(r, indptr, indices, data, acc, mark, touched, nt, miss_r, miss_c,
             if n_miss < len(miss_r):
                 miss_r[n_miss] = r
                 miss_c[n_miss] = c
+                miss_v[n_miss] = acc[c]
             n_miss += 1
             acc[c] = 0.0
             mark[c] = False
@@ -58,10 +61,11 @@ def _flush_row(r, indptr, indices, data, acc, mark, touched, nt, miss_r, miss_c,
 
 
 @njit(cache=True)
-def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, indices, data, miss_r, miss_c):
+def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, indices, data, miss_r, miss_c,
+                     miss_v):
     """data += weight * C for C's entries in free rows/cols (surf_to_red: reduced index of each C row/column, -1
     when not free); returns how many were outside the pattern (their reduced
-    (row, col) go to miss_r/miss_c while there is room)."""
+    (row, col) and value go to miss_r/miss_c/miss_v while there is room)."""
     n_miss = 0
     n_red = len(indptr) - 1
     acc = np.zeros(n_red)
@@ -82,20 +86,20 @@ def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, i
                 nt += 1
             acc[c] += weight * s_data[k]
         if nt:
-            n_miss = _flush_row(r, indptr, indices, data, acc, mark, touched, nt, miss_r, miss_c, n_miss)
+            n_miss = _flush_row(r, indptr, indices, data, acc, mark, touched, nt, miss_r, miss_c, miss_v, n_miss)
     return n_miss
 
 
 @njit(cache=True)
 def _scatter_mapped(weight, s_indptr, s_indices, s_data, red, w, jt_indptr, jt_src, jt_w, indptr, indices, data,
-                    miss_r, miss_c):
+                    miss_r, miss_c, miss_v):
     """data += weight * J^T C J for a surface matrix C (CSR) and a weighted map: surface coordinate i depends
     on the reduced coordinates red[i, a] (-1: prescribed or padding) with weights w[i, a]; (jt_indptr, jt_src,
     jt_w) is J^T by reduced row (``_transpose_map``). Each reduced row r of the product is summed in a dense
     scratch row first (sum over the surface rows of J^T's row r, their C entries, and J's weights), so every
     product entry is added to the pattern once, however many surface coordinates share its nodes (an
     embedded triangle's three vertices usually share their coarse tet). Returns how many entries fell outside the
-    pattern (their reduced (row, col) go to miss_r/miss_c while there is room)."""
+    pattern (their reduced (row, col) and value go to miss_r/miss_c/miss_v while there is room)."""
     n_miss = 0
     k = red.shape[1]
     n_red = len(jt_indptr) - 1
@@ -120,7 +124,7 @@ def _scatter_mapped(weight, s_indptr, s_indices, s_data, red, w, jt_indptr, jt_s
                         nt += 1
                     acc[c] += v * w[cs, b]
         if nt:
-            n_miss = _flush_row(r, indptr, indices, data, acc, mark, touched, nt, miss_r, miss_c, n_miss)
+            n_miss = _flush_row(r, indptr, indices, data, acc, mark, touched, nt, miss_r, miss_c, miss_v, n_miss)
     return n_miss
 
 
@@ -140,7 +144,8 @@ def _transpose_map(red: np.ndarray, w: np.ndarray, n_red: int):
 @njit(cache=True)
 def _merge_new_keys(old_keys, old_indices, old_indptr, new_keys, nf, elastic_dst, diagonal):
     """Insert the sorted new keys (row * nf + col, none of them in old_keys) into a sorted CSR pattern in one
-    pass: returns (keys, indices, indptr, elastic_dst, diagonal) of the merged pattern (positions remapped)."""
+    pass: returns (keys, indices, indptr, elastic_dst, diagonal, moved) of the merged pattern (positions remapped;
+    moved (n_old,): the new position of each old entry)."""
     n_old, m = old_keys.shape[0], new_keys.shape[0]
     keys = np.empty(n_old + m, np.int64)
     indices = np.empty(n_old + m, old_indices.dtype)
@@ -174,7 +179,7 @@ def _merge_new_keys(old_keys, old_indices, old_indptr, new_keys, nf, elastic_dst
     diag = np.empty(diagonal.shape[0], np.int64)
     for k in range(diagonal.shape[0]):
         diag[k] = moved[diagonal[k]]
-    return keys, indices, indptr, e_dst, diag
+    return keys, indices, indptr, e_dst, diag, moved
 
 
 def _sorted_unique(keys: np.ndarray) -> np.ndarray:
@@ -240,6 +245,7 @@ class FreePattern:
         in_base[self.elastic_dst] = True
         in_base[self.diagonal] = True
         self.n_surface_entries = int(len(ukeys) - in_base.sum())
+        self.growths = 0                                  # ``grown`` steps since this pattern
         self._e_indices = e_indices                       # identity of the elastic pattern it was built for
         self._keys = ukeys                                # (nnz,) int64 row * n_free + col, sorted
 
@@ -263,10 +269,22 @@ class FreePattern:
         big = len(old) + len(new) >= 2**31 - 1
         old_indices = self.indices.astype(np.int64) if big else self.indices
         old_indptr = self.indptr.astype(np.int64) if big else self.indptr
-        out._keys, out.indices, out.indptr, out.elastic_dst, out.diagonal = _merge_new_keys(
+        out._keys, out.indices, out.indptr, out.elastic_dst, out.diagonal, out._moved = _merge_new_keys(
             old, old_indices, old_indptr, new, nf, self.elastic_dst, self.diagonal)
         out.elastic_src = self.elastic_src
         out.n_surface_entries = self.n_surface_entries + len(new)
+        out.growths = self.growths + 1
+        return out
+
+    def carried(self, data: np.ndarray, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Data (nnz,) on this pattern, grown from its parent by ``grown``: the parent's data (its nnz,) moved to
+        their new positions, plus values[k] at (rows[k], cols[k]) added in order (the entries a fill on the
+        parent missed). Equal, bit for bit, to filling this pattern afresh: every entry receives the same terms
+        in the same order."""
+        out = np.zeros(self.nnz)
+        out[self._moved] = data
+        pos = np.searchsorted(self._keys, np.asarray(rows, np.int64) * max(self.n_free, 1) + cols)
+        np.add.at(out, pos, values)
         return out
 
     @property
@@ -411,14 +429,13 @@ class SystemMatrix:
                 base = self.cache.base = FreePattern(e.indptr, e.indices, free)
             pat = base
         data, miss = self._fill(pat)
-        if miss is not None:
-            if pat.n_surface_entries > STALE_FRACTION * pat.nnz:  # many stale entries: start afresh
-                pat = FreePattern(e.indptr, e.indices, free)
-                _, miss = self._fill(pat)
-                rows, cols = miss
-                pat = FreePattern(e.indptr, e.indices, free, rows, cols)
-            else:                                                 # grow: keep the entries seen before
-                pat = pat.grown(miss[0], miss[1])
+        if miss is not None and pat.growths < MAX_GROWTHS:  # grow: keep the entries seen before
+            pat = pat.grown(miss[0], miss[1])
+            data = pat.carried(data, *miss)
+        elif miss is not None:                              # grown often: start afresh from the base
+            pat = FreePattern(e.indptr, e.indices, free)
+            _, miss = self._fill(pat)
+            pat = FreePattern(e.indptr, e.indices, free, miss[0], miss[1])
             data, miss = self._fill(pat)
             if miss is not None:
                 raise RuntimeError("internal error: surface entries outside the rebuilt pattern")
@@ -426,7 +443,8 @@ class SystemMatrix:
         return pat.csr(data)
 
     def _fill(self, pat: FreePattern):
-        """H_ff data (nnz,) on pat, and the (rows, cols) of surface entries outside it (None if none)."""
+        """H_ff data (nnz,) on pat, and the (rows, cols, values) of surface entries outside it, in the order of the
+        terms (None if none)."""
         data = np.zeros(pat.nnz)
         data[pat.elastic_dst] = self.elastic_weight * self.elastic.data[pat.elastic_src]
         data[pat.diagonal] += self.diagonal_term[pat.free]
@@ -440,23 +458,24 @@ class SystemMatrix:
         # the terms in the order of the SciPy sum (tocsr): surface terms, then node-coordinate terms
         terms = [(w, h, False, True) for w, h in self.surface_terms]
         terms += [(w, h, self._same_as_elastic(h), False) for w, h in self.full_terms]
-        rows, cols = [], []
+        rows, cols, vals = [], [], []
         for w, h, same, surface in terms:
             if same:  # the elastic pattern: a direct gather
                 data[pat.elastic_dst] += w * h.data[pat.elastic_src]
                 continue
             if surface and red is not None:
                 size = h.nnz * red.shape[1] ** 2
-                mr, mc = np.empty(size, np.int64), np.empty(size, np.int64)
+                mr, mc, mv = np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size)
                 n_miss = _scatter_mapped(w, h.indptr, h.indices, h.data, red, w_map, *jt, pat.indptr, pat.indices,
-                                         data, mr, mc)
+                                         data, mr, mc, mv)
             else:
-                mr, mc = np.empty(h.nnz, np.int64), np.empty(h.nnz, np.int64)
+                mr, mc, mv = np.empty(h.nnz, np.int64), np.empty(h.nnz, np.int64), np.empty(h.nnz)
                 n_miss = _scatter_surface(w, h.indptr, h.indices, h.data, s2r if surface else pat.full_to_free,
-                                          pat.indptr, pat.indices, data, mr, mc)
+                                          pat.indptr, pat.indices, data, mr, mc, mv)
             if n_miss:
                 rows.append(mr[:n_miss])
                 cols.append(mc[:n_miss])
+                vals.append(mv[:n_miss])
         if rows:
-            return data, (np.concatenate(rows), np.concatenate(cols))
+            return data, (np.concatenate(rows), np.concatenate(cols), np.concatenate(vals))
         return data, None
