@@ -8,6 +8,7 @@ the thread ends). Never return one to a caller: the next call overwrites it.
 """
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -17,13 +18,20 @@ _scratch = threading.local()
 
 def scratch_array(name: str, shape: tuple | int, dtype=np.float64) -> np.ndarray:
     """An uninitialised array of ``shape`` and ``dtype``, the same memory on every call with this ``name`` from
-    this Python thread (grown when too small)."""
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    dtype = np.dtype(dtype)
-    size = int(np.prod(shape))
-    key = f"{name}/{dtype.str}"
-    buf = getattr(_scratch, key, None)
+    this Python thread (grown when too small). A few microseconds a call: the contact kernels ask for several per
+    Newton iteration."""
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+        size = shape[0]
+    else:
+        shape = tuple(shape)
+        size = math.prod(shape)
+    buffers = getattr(_scratch, "buffers", None)
+    if buffers is None:
+        buffers = _scratch.buffers = {}
+    key = (name, dtype)
+    buf = buffers.get(key)
     if buf is None or buf.size < size:
         buf = np.empty(size + size // 4, dtype)
-        setattr(_scratch, key, buf)
+        buffers[key] = buf
     return buf[:size].reshape(shape)

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, parallel_chunksize, prange
 
-from ..jit import current_threads, dynamic_schedule, set_threads, twin
+from ..jit import current_threads, twin
 
 
 @njit(cache=True)
@@ -168,47 +168,85 @@ ROW_CHUNK = 256
 SERIAL_BELOW_ENTRIES = 32768
 
 
-def _schedule(small: bool, chunk: int):
-    """``parallel_chunksize(chunk)`` for a parallel call, nothing for one on a single thread (``small``)."""
-    return dynamic_schedule(False) if small else parallel_chunksize(chunk)
+_unique_columns_serial = _unique_columns.serial
+_fill_indices_serial = _fill_indices.serial
+_write_full_serial = _write_full.serial
+_write_symmetric_serial = _write_symmetric.serial
+
+
+@njit(cache=True)
+def _small_pattern(verts, nverts, n_vertices):
+    """``_pattern`` on one thread in one call (int32 ids): (row_ptr, slot, src, ucount, indptr, indices, data)."""
+    row_ptr = _count(verts, nverts, n_vertices)
+    m = row_ptr[-1]
+    col, src = np.empty(m, np.int32), np.empty(m, np.int32)
+    ucol, slot = np.empty(m, np.int32), np.empty(m, np.int32)
+    _fill(verts, nverts, row_ptr, col, src)
+    ucount = _unique_columns_serial(row_ptr, col, n_vertices, 1, ucol, slot)
+    indptr = _csr_indptr(ucount, n_vertices)
+    indices = np.empty(indptr[-1], np.int32)
+    _fill_indices_serial(row_ptr, ucol, ucount, indptr, indices)
+    return row_ptr, slot, src, ucount, indptr, indices, np.empty(indptr[-1])
+
+
+@njit(cache=True)
+def _assemble_small_full(verts, nverts, local, n_vertices):
+    """(indptr, indices, data) of ``assemble_block_csr`` for small inputs: one kernel call, one thread."""
+    row_ptr, slot, src, ucount, indptr, indices, data = _small_pattern(verts, nverts, n_vertices)
+    _write_full_serial(row_ptr, slot, src, ucount, local, indptr, data)
+    return indptr, indices, data
+
+
+@njit(cache=True)
+def _assemble_small_symmetric(verts, nverts, upper, n_vertices):
+    """(indptr, indices, data) of ``assemble_symmetric_block_csr`` for small inputs: one kernel call, one thread."""
+    row_ptr, slot, src, ucount, indptr, indices, data = _small_pattern(verts, nverts, n_vertices)
+    _write_symmetric_serial(row_ptr, slot, src, ucount, upper, indptr, data)
+    return indptr, indices, data
 
 
 def _assemble(verts, nverts, local, n_vertices, writer):
-    """Pattern + ``writer`` (``_write_full`` / ``_write_symmetric``), on one thread for small inputs."""
-    threads = current_threads()
+    """Pattern + ``writer`` (``_write_full`` / ``_write_symmetric``), on one thread for small inputs (one fused
+    kernel call: the same kernels in the same order, so the same bits)."""
     small = 16 * len(nverts) < SERIAL_BELOW_ENTRIES
-    if small and threads > 1:
-        set_threads(1)
-    try:
-        row_ptr, slot, src, ucount, indptr, indices, data = _pattern(verts, nverts, n_vertices, len(local), small)
-        with _schedule(small, ROW_CHUNK):
-            writer(row_ptr, slot, src, ucount, local, indptr, data)
-    finally:
-        if small and threads > 1:
-            set_threads(threads)
+    if small:
+        verts, nverts = _checked_stencils(verts, nverts, len(local))
+        fused = _assemble_small_full if writer is _write_full else _assemble_small_symmetric
+        indptr, indices, data = fused(verts, nverts, local, n_vertices)
+        return _to_csr(indptr, indices, data, n_vertices)
+    row_ptr, slot, src, ucount, indptr, indices, data = _pattern(verts, nverts, n_vertices, len(local))
+    with parallel_chunksize(ROW_CHUNK):
+        writer(row_ptr, slot, src, ucount, local, indptr, data)
     return _to_csr(indptr, indices, data, n_vertices)
 
 
-def _pattern(verts, nverts, n_vertices, n_local, small=False):
+def _checked_stencils(verts, nverts, n_local):
+    """(verts (m, 4), nverts (m,)) as contiguous int64, checked against the m local matrices."""
     verts = np.ascontiguousarray(verts, dtype=np.int64)
     nverts = np.ascontiguousarray(nverts, dtype=np.int64)
     if len(verts) != len(nverts) or n_local != len(nverts):
         raise ValueError("assemble_block_csr: verts, nverts and local must have the same length")
     if len(nverts) and (nverts.min() < 1 or nverts.max() > 4):
         raise ValueError("assemble_block_csr: nverts must lie in 1..4")
+    return verts, nverts
+
+
+def _pattern(verts, nverts, n_vertices, n_local):
+    """The block pattern of the stencils for large inputs (parallel kernels; ``_small_pattern`` is the small path)."""
+    verts, nverts = _checked_stencils(verts, nverts, n_local)
     # the large arrays come from NumPy, not from inside the kernels: NumPy asks for transparent huge pages,
     # and page-faulting them in costs ~1/5 of 4 KiB pages (sheets benchmark: ~100 MB per Hessian)
     row_ptr = _count(verts, nverts, n_vertices)
     small_ids = 16 * len(nverts) < 2**31 - 1 and n_vertices < 2**31 - 1  # int32 halves their memory traffic
     col, src, ucol, slot = (np.empty(row_ptr[-1], np.int32 if small_ids else np.int64) for _ in range(4))
     _fill(verts, nverts, row_ptr, col, src)
-    n_chunks = 1 if small else max(1, min(4 * current_threads(), n_vertices // 1024, len(col) // 16384))
-    with _schedule(small, 1):  # dynamic scheduling (see ROW_CHUNK) unless on one thread
+    n_chunks = max(1, min(4 * current_threads(), n_vertices // 1024, len(col) // 16384))
+    with parallel_chunksize(1):  # dynamic scheduling (see ROW_CHUNK)
         ucount = _unique_columns(row_ptr, col, n_vertices, n_chunks, ucol, slot)
     indptr = _csr_indptr(ucount, n_vertices)
     fits32 = 9 * len(col) < 2**31 - 1 and 3 * n_vertices < 2**31 - 1
     indices = np.empty(indptr[-1], np.int32 if fits32 else np.int64)
-    with _schedule(small, ROW_CHUNK):
+    with parallel_chunksize(ROW_CHUNK):
         _fill_indices(row_ptr, ucol, ucount, indptr, indices)
     return row_ptr, slot, src, ucount, indptr, indices, np.empty(indptr[-1])
 
