@@ -152,12 +152,12 @@ def _face_options(args, what: str, refused) -> None:
 
 
 def _face_demo(args) -> int:
-    """``ipcsim demo face [--frames N] [--solver direct|pcg|schur|woodbury]``."""
+    """``ipcsim demo face [--frames N] [--solver direct|pcg|schur|woodbury] [--device cpu|gpu]``."""
     from .demo_face import DEFAULT_FRAMES, demo_scene
 
     _face_options(args, "demo face", ("--dt", "--end-time", "--resume", "--mode", "--mu"))
     frames = DEFAULT_FRAMES if args.frames is None else args.frames
-    scene = demo_scene(frames, args.solver or "woodbury", render=not args.no_render)
+    scene = demo_scene(frames, args.solver or "woodbury", render=not args.no_render, device=args.device or "cpu")
     if args.volume:
         scene.data["output"]["volume"] = True
     return _execute_face(scene, args)
@@ -171,6 +171,7 @@ def _execute_face(scene, args) -> int:
     from .warmup import prepare_kernels
 
     args.face_run = True  # no --resume after Ctrl-C
+    scene.check_device()  # a missing CuPy or GPU is reported before any kernel is compiled
     prepare_kernels("face", quiet=args.quiet)
     sim = scene.build()  # loads the face and checks its proxy before OUT is touched
     out = Path(args.output) if args.output else default_output_dir(sim.name)
@@ -198,8 +199,8 @@ def _demo(args) -> int:
     name = args.name or DEFAULT_SCENE
     if name == "face":
         return _face_demo(args)
-    if args.frames is not None or args.solver is not None:
-        raise _UserError(f"demo {name}: --frames and --solver are options of the face demo")
+    if args.frames is not None or args.solver is not None or args.device is not None:
+        raise _UserError(f"demo {name}: --frames, --solver and --device are options of the face demo")
     if name == "teddy-grasp":
         return _teddy_grasp(args)
     if args.mode is not None or args.mu is not None:
@@ -379,6 +380,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
 
 
+def _face_demo_arguments(demo) -> None:
+    """The face demo's options of ``ipcsim demo``: --frames, --solver, --device."""
+    demo.add_argument("--frames", type=int, metavar="N", help="face: frames to run (every third of the sequence "
+                                                              "from the neutral face; default 10, at most 17)")
+    demo.add_argument("--solver", choices=("direct", "pcg", "schur", "woodbury"), default=None,
+                      help="face: the global-step solver (default woodbury)")
+    demo.add_argument("--device", choices=("cpu", "gpu"), default=None,
+                      help="face: where schur/woodbury run their dense algebra (default cpu; gpu needs CuPy and an "
+                           "NVIDIA GPU: pip install 'ipcsim[gpu]')")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ipcsim`` (sub-commands run, demo, sweep, render, plot, info)."""
     debug = _Parser(add_help=False)
@@ -414,10 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="teddy-grasp: the teddy in full space, or embedded at medium or low resolution "
                            "(default low)")
     demo.add_argument("--mu", type=float, metavar="MU", help="teddy-grasp: friction coefficient (default 1)")
-    demo.add_argument("--frames", type=int, metavar="N", help="face: frames to run (every third of the sequence "
-                                                              "from the neutral face; default 10, at most 17)")
-    demo.add_argument("--solver", choices=("direct", "pcg", "schur", "woodbury"), default=None,
-                      help="face: the global-step solver (default woodbury)")
+    _face_demo_arguments(demo)
     demo.set_defaults(func=_demo)
 
     sweep = sub.add_parser("sweep", parents=[debug], help="run a parameter sweep on a Dask cluster",

@@ -18,13 +18,16 @@ DEMO = {"format": FACE_FORMAT, "name": "face", "face": "small", "every": EVERY, 
         "output": {"render": True}}
 
 
-def demo_scene(frames: int = DEFAULT_FRAMES, solver: str = "woodbury", render: bool = True) -> FaceScene:
+def demo_scene(frames: int = DEFAULT_FRAMES, solver: str = "woodbury", render: bool = True,
+               device: str = "cpu") -> FaceScene:
     """The demo's ``FaceScene``: ``frames`` frames (1 to ``MAX_FRAMES``; ValueError otherwise) with the global-step
-    solver ``solver`` (one of ``SOLVERS``); render: write the preview."""
+    solver ``solver`` (one of ``SOLVERS``) on ``device`` ('cpu' or 'gpu': the face scene's "device" key); render:
+    write the preview."""
     if isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= MAX_FRAMES:
         raise ValueError(f"--frames must be an integer from 1 to {MAX_FRAMES} (every {EVERY}rd frame of the "
                          f"{N_FRAMES}-frame sequence), got {frames}")
     if solver not in SOLVERS:
         raise ValueError(f"--solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
-    data = {**DEMO, "frames": [0, EVERY * (frames - 1)], "solver": solver, "output": {"render": bool(render)}}
+    data = {**DEMO, "frames": [0, EVERY * (frames - 1)], "solver": solver, "device": device,
+            "output": {"render": bool(render)}}
     return FaceScene.from_dict(data, source="demo face")

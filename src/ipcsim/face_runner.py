@@ -121,7 +121,8 @@ def describe_face(sim, data: dict) -> str:
         f"{len(m.proxy_faces)} triangles",
         f"  frames: {len(frames)} of the {len(m.sequence)}-frame sequence ({span}), "
         f"blendshapes {', '.join(m.names)}",
-        f"  solver: {data['solver']} (n1 {s.n1}, n2 {s.n2}), tol {data['tol']:g}, max_iterations "
+        f"  solver: {data['solver']}{' on the GPU' if data.get('device') == 'gpu' else ''} (n1 {s.n1}, "
+        f"n2 {s.n2}), tol {data['tol']:g}, max_iterations "
         f"{data['max_iterations']}",
         f"  contact: {contact}",
         "  the proxy's rest state is intersection-free"])

@@ -1,6 +1,7 @@
 """``ipcsim demo face`` and face scenes (format ipcsim-face/1) run by ``ipcsim run``: frames, stats, errors."""
 import csv
 import json
+import sys
 from pathlib import Path
 
 import ipctk
@@ -99,8 +100,14 @@ def test_demo_is_listed(cli):
     (["demo", "face", "--solver", "lu"], "error: ipcsim demo: argument --solver: invalid choice: 'lu'"),
     (["demo", "face", "--dt", "0.1"], "error: demo face has no --dt"),
     (["demo", "face", "--resume"], "error: demo face has no --resume"),
-    (["demo", "two-cubes", "--frames", "2"], "error: demo two-cubes: --frames and --solver are options of the "
-                                             "face demo"),
+    (["demo", "two-cubes", "--frames", "2"], "error: demo two-cubes: --frames, --solver and --device are options "
+                                             "of the face demo"),
+    (["demo", "two-cubes", "--device", "gpu"], "error: demo two-cubes: --frames, --solver and --device are "
+                                               "options of the face demo"),
+    (["demo", "face", "--device", "tpu"], "error: ipcsim demo: argument --device: invalid choice: 'tpu'"),
+    (["demo", "face", "--device", "gpu", "--solver", "pcg"], "error: demo face: device: device 'gpu' runs the "
+                                                            "dense algebra of the solvers 'schur' and 'woodbury' "
+                                                            "only, got solver 'pcg'"),
 ])
 def test_demo_errors_are_one_line(tmp_path, cli, argv, expected):
     out = tmp_path / "out"
@@ -113,6 +120,9 @@ def test_demo_errors_are_one_line(tmp_path, cli, argv, expected):
     ({"frame": [0, 3]}, "face.json: frame: unknown key 'frame'"),
     ({"frames": [3, 50]}, "face.json: frames: expected \"all\" or [first, last]"),
     ({"solver": "lu"}, "face.json: solver: expected one of 'direct', 'pcg', 'schur', 'woodbury', got 'lu'"),
+    ({"device": "tpu"}, "face.json: device: expected one of 'cpu', 'gpu', got 'tpu'"),
+    ({"device": "gpu", "solver": "direct"}, "face.json: device: device 'gpu' runs the dense algebra of the solvers "
+                                            "'schur' and 'woodbury' only, got solver 'direct'"),
     ({"face": "huge"}, "face.json: face: expected one of 'small', 'large'"),
     ({"every": 0}, "face.json: every: expected an integer >= 1"),
     ({"x2": {"radius": 0}}, "face.json: x2.radius: expected a positive finite number"),
@@ -125,6 +135,17 @@ def test_scene_errors_name_the_key(tmp_path, cli, changes, expected):
     rc, _, err = cli("run", _scene(tmp_path, **changes), "-o", out)
     assert rc == 2 and err.startswith(f"error: {tmp_path}/{expected}") and err.count("\n") == 1, err
     assert not out.exists()
+
+
+def test_gpu_device_without_cupy_is_one_line(tmp_path, cli, monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError, as where it is not installed
+    out = tmp_path / "out"
+    for argv, source in ((["demo", "face", "--device", "gpu"], "demo face"),
+                         (["run", _scene(tmp_path, device="gpu")], f"{tmp_path}/face.json")):
+        rc, _, err = cli(*argv, "-o", out)
+        assert rc == 2 and err.count("\n") == 1, err
+        assert err.startswith(f"error: {source}: device: device 'gpu' needs CuPy, which cannot be imported"), err
+        assert "pip install 'ipcsim[gpu]'" in err and not out.exists()
 
 
 def test_run_refuses_time_options_for_face_scenes(tmp_path, cli):

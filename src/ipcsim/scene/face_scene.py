@@ -12,6 +12,8 @@ but "format"; docs/face.md):
 - frames: "all" or [first, last], sequence frame indices (0-based, last included) of the 50-frame sequence;
 - every: run every k-th frame of that range (each frame starts from the previous one's equilibrium);
 - solver: the global-step solver, "direct", "pcg", "schur" or "woodbury";
+- device: where the dense algebra of "schur" / "woodbury" runs, "cpu" (default) or "gpu" (CuPy on an NVIDIA GPU;
+  ``solvers.dense_device``; refused with the other solvers, and where CuPy or a GPU is missing);
 - contact: ``FaceContact``'s enabled, dhat [m] (null: dhat_rel times the proxy's rest bounding-box diagonal),
   dhat_rel [1], kappa [Pa] (null: the mean shape-targeting stiffness), convergent;
 - x2: null (the exact collision-aware set: every node of a tet holding a proxy vertex) or {"radius": r [m],
@@ -35,7 +37,9 @@ from .face_sequence import N_FRAMES
 FACE_FORMAT = "ipcsim-face/1"
 SIZES = ("small", "large")
 SOLVERS = ("direct", "pcg", "schur", "woodbury")
-DEFAULTS = {"face": "small", "frames": "all", "every": 1, "solver": "woodbury",
+DEVICES = ("cpu", "gpu")
+DENSE_SOLVERS = ("schur", "woodbury")  # the solvers whose dense algebra "device" moves
+DEFAULTS = {"face": "small", "frames": "all", "every": 1, "solver": "woodbury", "device": "cpu",
             "contact": {"enabled": True, "dhat": None, "dhat_rel": 1e-3, "kappa": None, "convergent": True},
             "x2": None, "tol": 1e-4, "max_iterations": 200,
             "output": {"volume": False, "render": False, "view": {"azimuth_deg": 155.0, "elevation_deg": 15.0}}}
@@ -75,13 +79,23 @@ class FaceScene:
         first, last = self.data["frames"]
         return list(range(first, last + 1, self.data["every"]))
 
+    def check_device(self) -> None:
+        """SceneError naming "device" when it is "gpu" and CuPy or a CUDA GPU is missing (imports CuPy then)."""
+        from ..solvers.dense_device import DeviceError, dense_backend
+
+        try:
+            dense_backend(self.data["device"])
+        except DeviceError as exc:
+            raise scene_error(self.source, "device", str(exc)) from None
+
     def build(self) -> FaceSimulation:
         """Load the face and set up its solver (the proxy's rest state is checked intersection-free). Raises
-        SceneError naming "face" when the large face's ICT files cannot be read."""
+        SceneError naming "face" when the large face's ICT files cannot be read, "device" as ``check_device``."""
         from ..solvers.face_pd import FaceContact, FacePDSolver, predict_collision_aware_vertices
         from .face_data import load_face
 
         d = self.data
+        self.check_device()
         try:
             model = load_face(d["face"])
         except OSError as exc:
@@ -95,7 +109,7 @@ class FaceScene:
             x2, _ = predict_collision_aware_vertices(model, d["x2"]["radius"], d["x2"]["rings"],
                                                      sequence=model.sequence[self.frame_indices()])
         solver = FacePDSolver(model, d["solver"], FaceContact(**d["contact"]), tol=d["tol"],
-                              max_iterations=d["max_iterations"], x2=x2)
+                              max_iterations=d["max_iterations"], x2=x2, device=d["device"])
         return FaceSimulation(model, solver, self.frame_indices(), d["name"], dict(d["output"]))
 
     def __repr__(self) -> str:
@@ -117,6 +131,11 @@ def _resolve(raw, source: str) -> dict:
     d["frames"] = _frames(raw.get("frames", "all"), source)
     d["every"] = _integer(raw.get("every", 1), "every", source)
     d["solver"] = _choice(raw, "solver", SOLVERS, source)
+    d["device"] = _choice(raw, "device", DEVICES, source)
+    if d["device"] != "cpu" and d["solver"] not in DENSE_SOLVERS:
+        raise scene_error(source, "device", f"device {d['device']!r} runs the dense algebra of the solvers "
+                                            f"{' and '.join(map(repr, DENSE_SOLVERS))} only, got solver "
+                                            f"{d['solver']!r}")
     d["contact"] = _contact(raw.get("contact", {}), source)
     d["x2"] = _x2(raw.get("x2"), source)
     d["tol"] = _positive(raw.get("tol", DEFAULTS["tol"]), "tol", source)

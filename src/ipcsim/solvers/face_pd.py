@@ -129,13 +129,14 @@ class FacePDSolver:
         ``pd_global.GlobalSolver``; contact: ``FaceContact``; tol: stopping rule relative to the proxy's rest
         bounding-box diagonal; max_iterations: per frame; x2: collision-aware simulation-vertex ids (None:
         ``face_regions.collision_aware_vertices(model, rings=x2_rings)``); backend: ``linear.Factorization``
-        backend; pcg_rtol: relative residual of 'pcg'.
+        backend; pcg_rtol: relative residual of 'pcg'; device: where the dense algebra of 'schur' / 'woodbury' runs,
+        'cpu' (default) or 'gpu' (CuPy; ``pd_global``, ``dense_device``: DeviceError without CuPy or a GPU).
     Attributes: x (n, 3) [m] the current equilibrium (the rest shape at construction), n1, n2.
     """
 
     def __init__(self, model, solver="woodbury", contact: FaceContact | None = None, tol: float = 1e-4,
                  max_iterations: int = 200, x2=None, x2_rings: int = 0, backend: str = "auto",
-                 pcg_rtol: float = 1e-12):
+                 pcg_rtol: float = 1e-12, device: str = "cpu"):
         self.model = model
         self.contact = contact or FaceContact()
         self.tol, self.max_iterations = float(tol), int(max_iterations)
@@ -161,8 +162,13 @@ class FacePDSolver:
         free_index[self.free] = np.arange(len(self.free))
         x2_free = free_index[x2_all]
         self.x2 = x2_free[x2_free >= 0]
-        kw = {"rtol": pcg_rtol} if solver == "pcg" else {}
-        self.solver = make_global_solver(solver, backend=backend, **kw) if isinstance(solver, str) else solver
+        if isinstance(solver, str):
+            kw = {"rtol": pcg_rtol} if solver == "pcg" else {}
+            self.solver = make_global_solver(solver, backend=backend, device=device, **kw)
+        elif device != "cpu":
+            raise ValueError("device applies to a global-step solver given by name (a solver object has its own)")
+        else:
+            self.solver = solver
         self.solver.prepare(k[self.free][:, self.free].tocsr(), self.x2)
         self.n1, self.n2 = self.solver.n1, self.solver.n2
         self.x = np.array(model.rest, np.float64)

@@ -31,16 +31,22 @@ Contact outside x2: 'schur' and 'woodbury' need B to vanish on x1. If a barrier 
 too small), the solve falls back to the 'direct' path for that call and counts it in ``fallbacks`` (the step is
 still exact); grow x2 (``face_pd.collision_aware_vertices``) to avoid it.
 
+Device: ``make_global_solver("woodbury", device="gpu")`` (or 'schur') runs the dense algebra (S or S^-1 resident
+after ``prepare``, the per-solve Cholesky or low-rank update) on an NVIDIA GPU through CuPy; the sparse K11
+factor, the condensation and the fallback stay on the CPU (``dense_device``). 'direct' and 'pcg' take only
+device 'cpu' (ValueError otherwise). The default 'cpu' takes exactly the steps it took before the option.
+
 Statistics: n1, n2 (vertices), last_nc (vertices touched by the last B), fallbacks, and for 'pcg' iterations
 (of the last solve) and total_iterations.
 """
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .blas_threads import blas_threads, dense_threads
+from .dense_device import SchurDense, WoodburyDense, dense_backend
+from .dense_device import vertex_dofs as _dofs
 from .linear import Factorization
 
 __all__ = ["GlobalSolver", "DirectSolver", "PCGSolver", "SchurSolver", "WoodburySolver", "make_global_solver",
@@ -57,17 +63,21 @@ def touched_vertices(b) -> np.ndarray:
     return np.unique(nz // 3).astype(np.int64)
 
 
-def _dofs(vertices: np.ndarray) -> np.ndarray:
-    """(3k,) vertex-major dofs of vertices (k,)."""
-    return (3 * np.asarray(vertices, np.int64)[:, None] + np.arange(3)).ravel()
-
-
 class GlobalSolver:
-    """Base: ``prepare(k_free, x2)`` once, then ``solve(b, rhs)`` (module doc)."""
+    """Base: ``prepare(k_free, x2)`` once, then ``solve(b, rhs)`` (module doc). backend: ``linear.Factorization``
+    backend of the sparse factors; device: where the dense steps run, 'cpu' (default), 'gpu' (CuPy) or a
+    ``dense_device.DenseBackend`` ('schur' and 'woodbury' only; the others take 'cpu')."""
 
     name = "base"
+    #: Whether the solver has dense steps that a ``device`` can run ('schur', 'woodbury').
+    has_dense_steps = False
 
-    def __init__(self, backend: str = "auto"):
+    def __init__(self, backend: str = "auto", device="cpu"):
+        if device != "cpu" and not self.has_dense_steps:
+            raise ValueError(f"{self.name}: device {device!r}: only the 'schur' and 'woodbury' global steps have "
+                             f"dense algebra to move; '{self.name}' runs on the CPU (device 'cpu')")
+        self.dense_backend = dense_backend(device)  # imports CuPy for 'gpu' (DeviceError without CuPy or a GPU)
+        self.device = self.dense_backend.name
         self.backend = backend
         self.threads = dense_threads()  # BLAS threads of the dense steps (``blas_threads``)
         self.k = None
@@ -146,8 +156,8 @@ class PCGSolver(GlobalSolver):
 
     name = "pcg"
 
-    def __init__(self, backend: str = "auto", rtol: float = 1e-12, max_iterations: int = 10_000):
-        super().__init__(backend)
+    def __init__(self, backend: str = "auto", rtol: float = 1e-12, max_iterations: int = 10_000, device="cpu"):
+        super().__init__(backend, device)
         self.rtol, self.max_iterations = float(rtol), int(max_iterations)
         self.iterations = 0
         self.total_iterations = 0
@@ -182,9 +192,12 @@ class PCGSolver(GlobalSolver):
 
 class SchurSolver(GlobalSolver):
     """'schur' (000 Eq. 6-8): K11 factorised once, dense S = K22 - K21 K11^-1 K12 once, a dense Cholesky of
-    Sigma + B22 (3 n2, 3 n2) per solve."""
+    Sigma + B22 (3 n2, 3 n2) per solve (on ``device``: ``dense_device.SchurDense``)."""
 
     name = "schur"
+    has_dense_steps = True
+    #: The dense step's class (``dense_device``), built from S on the solver's backend by ``prepare``.
+    dense_step = SchurDense
 
     #: Columns of K12 solved at once while forming S (bounds the dense n1 x block scratch).
     BLOCK = 256
@@ -208,6 +221,7 @@ class SchurSolver(GlobalSolver):
                 y = self._k11.solve(self.k12[:, lo:hi].toarray())
                 s[:, lo:hi] -= self.k21 @ y
         self.s = 0.5 * (s + s.T)
+        self.dense = self.dense_step(self.dense_backend, self.s)  # S or S^-1, resident on the device from here
 
     def _k11_solve(self, r1):
         return self._k11.solve(r1) if self.n1 else r1
@@ -233,38 +247,17 @@ class SchurSolver(GlobalSolver):
             self.fallbacks += 1
             return self.direct(b, rhs)
         r1, _, r2 = self._condense(rhs)
-        sig = np.kron(self.s, np.eye(3))  # Sigma (3 n2, 3 n2)
-        dof, loc = _dofs(touched), _dofs(self.pos2[touched])
-        sig[np.ix_(loc, loc)] += b[dof][:, dof].toarray()  # + B22, non-zero on the touched vertices only
-        c = sla.cho_factor(sig, lower=False, overwrite_a=True, check_finite=False)
-        p2 = sla.cho_solve(c, r2.ravel(), check_finite=False).reshape(-1, 3)
+        dof = _dofs(touched)
+        p2 = self.dense.solve(self.pos2[touched], b[dof][:, dof].toarray(), r2)  # B_c (3nc, 3nc) dense
         return self._assemble(rhs, r1, p2)
 
 
 class WoodburySolver(SchurSolver):
-    """'woodbury' (000 Eq. 9-11): S^-1 once; per solve a low-rank update on the n_c touched vertices."""
+    """'woodbury' (000 Eq. 9-11): S^-1 once; per solve a low-rank update on the n_c touched vertices (on
+    ``device``: ``dense_device.WoodburyDense``)."""
 
     name = "woodbury"
-
-    def _prepare(self) -> None:
-        super()._prepare()
-        c = sla.cho_factor(self.s, lower=False, check_finite=False)
-        sinv = sla.cho_solve(c, np.eye(self.n2), check_finite=False)
-        self.sinv = 0.5 * (sinv + sinv.T)
-
-    def _solve(self, b, rhs, touched):
-        if not self._inside_x2(touched):
-            self.fallbacks += 1
-            return self.direct(b, rhs)
-        r1, _, r2 = self._condense(rhs)
-        z = self.sinv @ r2  # Sigma^-1 r2 (Sigma^-1 = S^-1 (x) I_3)
-        loc = self.pos2[touched]  # rows of the touched vertices in x2
-        dof = _dofs(touched)
-        bc = b[dof][:, dof].toarray()  # B_c (3nc, 3nc)
-        cc = np.kron(self.sinv[np.ix_(loc, loc)], np.eye(3))  # U^T Sigma^-1 U
-        cap = np.eye(len(dof)) + bc @ cc
-        y = sla.solve(cap, bc @ z[loc].ravel(), check_finite=False)
-        return self._assemble(rhs, r1, z - self.sinv[:, loc] @ y.reshape(-1, 3))
+    dense_step = WoodburyDense
 
 
 SOLVERS = {"direct": DirectSolver, "pcg": PCGSolver, "schur": SchurSolver, "woodbury": WoodburySolver}
@@ -272,7 +265,7 @@ SOLVERS = {"direct": DirectSolver, "pcg": PCGSolver, "schur": SchurSolver, "wood
 
 def make_global_solver(name: str, **kwargs) -> GlobalSolver:
     """A global-step solver by name: 'direct', 'pcg', 'schur' or 'woodbury' (module doc); kwargs go to its
-    constructor (backend, and rtol / max_iterations for 'pcg')."""
+    constructor (backend; device for 'schur' / 'woodbury'; rtol / max_iterations for 'pcg')."""
     if name not in SOLVERS:
         raise ValueError(f"unknown global-step solver {name!r}; choose from {', '.join(SOLVERS)}")
     return SOLVERS[name](**kwargs)
