@@ -12,7 +12,10 @@ bookkeeping) and how far the teddy rose (its surface centroid, against the 0.12 
     real-time factor: X      simulated time / wall time of the low embedding (target 2.0 or more on this 2-core
                              machine; the paper: 1.8 on 16 cores)
 
-Usage: python benchmarks/bench_grasp.py [--dt 0.02] [--end-time 4] [--modes low,full]
+The bubbles are the demo's (neo-Hookean, inversion-free); --bubble-material LCR gives the paper's linear corotated
+bubbles, which invert in the squeeze (``demo_grasp`` module docstring) and cost more Newton iterations.
+
+Usage: python benchmarks/bench_grasp.py [--dt 0.02] [--end-time 4] [--modes low,full] [--bubble-material NH]
 """
 from __future__ import annotations
 
@@ -26,11 +29,12 @@ from ipcsim.demo_grasp import LIFT_HEIGHT, GraspParameters, teddy_grasp
 SPLIT = ("contact", "linear_solve", "ccd", "line_search", "other")
 
 
-def run(mode: str, dt: float, end_time: float) -> dict:
+def run(mode: str, dt: float, end_time: float, bubble_material: str = "NH") -> dict:
     """Simulate one mode; returns wall [s], steps, iterations, the summed split [s] and the teddy's rise [m]."""
-    warmup, _ = teddy_grasp(GraspParameters(mode=mode, dt=dt, end_time=end_time))
+    params = GraspParameters(mode=mode, dt=dt, end_time=end_time, bubble_material=bubble_material)
+    warmup, _ = teddy_grasp(params)
     warmup.solver.step(warmup.state, warmup.state.copy(), None, dt)  # untimed: loads the Numba cache
-    sim, _ = teddy_grasp(GraspParameters(mode=mode, dt=dt, end_time=end_time))  # a fresh solver and state
+    sim, _ = teddy_grasp(params)  # a fresh solver and state
     m = sim.model
     teddy = m.collision_mesh.body == 0
     state = sim.state
@@ -60,8 +64,10 @@ def main() -> None:
     ap.add_argument("--dt", type=float, default=0.02)
     ap.add_argument("--end-time", type=float, default=4.0)
     ap.add_argument("--modes", default="low,full", help="comma-separated modes; low and full give the ratios")
+    ap.add_argument("--bubble-material", default="NH", help="the bubbles' material (NH: the demo's; LCR: the paper's)")
     args = ap.parse_args()
-    results = {mode: run(mode, args.dt, args.end_time) for mode in args.modes.split(",")}
+    print(f"teddy grasp, h = {args.dt} s, {args.end_time} s simulated, bubbles {args.bubble_material}")
+    results = {mode: run(mode, args.dt, args.end_time, args.bubble_material) for mode in args.modes.split(",")}
     if "full" in results and "low" in results:
         print(f"embedded speedup: {results['full']['wall'] / results['low']['wall']:.2f}")
     if "low" in results:

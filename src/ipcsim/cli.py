@@ -203,15 +203,15 @@ def _demo(args) -> int:
         raise _UserError(f"demo {name}: --frames, --solver and --device are options of the face demo")
     if name == "teddy-grasp":
         return _teddy_grasp(args)
-    if args.mode is not None or args.mu is not None:
-        raise _UserError(f"demo {name}: --mode and --mu are options of the teddy-grasp demo")
+    if args.mode is not None or args.mu is not None or args.bubble_material is not None:
+        raise _UserError(f"demo {name}: --mode, --mu and --bubble-material are options of the teddy-grasp demo")
     path = demo_path(name)
     sim, data = load_simulation(path, args.end_time, args.dt, args.volume or None, False if args.no_render else None)
     return _execute(sim, data, args, f"demo {name}", demo=name)
 
 
 def _teddy_grasp(args) -> int:
-    """``ipcsim demo teddy-grasp [--mode full|medium|low] [--dt H] [--mu MU] [--end-time T]``."""
+    """``ipcsim demo teddy-grasp [--mode full|medium|low] [--dt H] [--mu MU] [--bubble-material M] [--end-time T]``."""
     from .demo_grasp import GraspParameters, teddy_grasp
 
     p = GraspParameters(mode=args.mode or "low")
@@ -223,6 +223,8 @@ def _teddy_grasp(args) -> int:
         if not args.mu >= 0:
             raise _UserError(f"--mu must be >= 0, got {args.mu}")
         p.mu = float(args.mu)
+    if args.bubble_material is not None:
+        p.bubble_material = args.bubble_material
     sim, data = teddy_grasp(p)
     if args.volume:
         sim.output["volume"] = True
@@ -426,6 +428,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="teddy-grasp: the teddy in full space, or embedded at medium or low resolution "
                            "(default low)")
     demo.add_argument("--mu", type=float, metavar="MU", help="teddy-grasp: friction coefficient (default 1)")
+    demo.add_argument("--bubble-material", choices=("NH", "SNH", "LCR", "FCR"), default=None,
+                      help="teddy-grasp: the bubbles' material (default NH, inversion-free; LCR: the paper's, "
+                           "whose bubbles invert in the squeeze)")
     _face_demo_arguments(demo)
     demo.set_defaults(func=_demo)
 

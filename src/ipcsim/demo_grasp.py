@@ -6,9 +6,13 @@ Set-up (y up; the paper's squeezing axis y is our x, its lifting axis z our y):
   linear corotated, E 5e4 Pa, nu 0.45, rho 1e3 kg/m^3, resting on the ground; mode "full" simulates it in full
   space, "medium" and "low" embed it in voxel cages (``ModelBuilder.add_embedded_body``; see ``MODES``);
 - two bubbles: solid half ellipsoids (base 0.1 x 0.15 m, 0.03 m deep, 67 surface vertices and one inner vertex,
-  ``geometry.shapes.half_ellipsoid_tet_mesh``), linear corotated, E 1e4 Pa, nu 0.45, rho 10 kg/m^3, whose flat back
-  faces are position-controlled (keyframed Dirichlet sets): their tips close from 0.12 m to 0.04 m apart over
-  1.5 s (the squeeze), lift 0.12 m over 1.5 s, hold for 1 s;
+  ``geometry.shapes.half_ellipsoid_tet_mesh``), E 1e4 Pa, nu 0.45, rho 10 kg/m^3, whose flat back faces are
+  position-controlled (keyframed Dirichlet sets): their tips close from 0.12 m to 0.04 m apart over 1.5 s (the
+  squeeze), lift 0.12 m over 1.5 s, hold for 1 s. Their material is neo-Hookean by default (``bubble_material``),
+  not the paper's linear corotated: the squeeze presses each tip 3.3 cm into the 10.6 cm wide teddy, and the
+  3 cm deep linear-corotated bubbles, which nothing keeps from inverting, turn 28 of their tets inside out (volume
+  ratios down to -1.3 from t = 1.2 s on); neo-Hookean's log-barrier on the volume and the solver's inversion bound
+  keep every tet positive (``bubble_material="LCR"`` reproduces the paper's setting; docs/embedded.md);
 - contact kappa 1e4 Pa, dhat 1e-3 m, friction mu 1 everywhere (teddy-bubble, teddy-ground), eps_v 1e-3 m/s,
   gravity 9.81 m/s^2, implicit Euler with h = 0.005, 0.01 or 0.02 s.
 """
@@ -20,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .energies.materials import MATERIALS
 from .geometry import load_tet_mesh
 from .geometry.shapes import half_ellipsoid_tet_mesh
 from .model import ModelBuilder
@@ -38,7 +43,8 @@ TEDDY_CLEARANCE = 1.5e-3  # [m], the teddy's initial height above the ground (ou
 @dataclass
 class GraspParameters:
     """The grasp's knobs: mode (``MODES``), time step dt [s], friction mu [1], end_time [s], barrier kappa [Pa] and
-    dhat [m], friction eps_v [m/s], Newton tolerance tol (``NewtonSolver``)."""
+    dhat [m], friction eps_v [m/s], Newton tolerance tol (``NewtonSolver``), and the bubbles' material model
+    bubble_material ("NH" by default, inversion-free; "LCR" is the paper's, see the module docstring)."""
 
     mode: str = "low"
     dt: float = 0.02
@@ -48,10 +54,14 @@ class GraspParameters:
     dhat: float = 1e-3
     eps_v: float = 1e-3
     tol: float = 1e-2
+    bubble_material: str = "NH"
 
     def __post_init__(self):
         if self.mode not in MODES:
             raise ValueError(f"teddy-grasp: unknown mode {self.mode!r}; choose from {', '.join(MODES)}")
+        if self.bubble_material not in MATERIALS:
+            raise ValueError(f"teddy-grasp: unknown bubble material {self.bubble_material!r}; choose from "
+                             f"{', '.join(sorted(MATERIALS))}")
 
 
 def teddy_mesh_path() -> Path:
@@ -93,7 +103,7 @@ def build_grasp(params: GraspParameters | None = None, teddy=None):
     for name, side in (("left_bubble", -1), ("right_bubble", 1)):
         base_x = side * (0.5 * GAP_OPEN + BUBBLE_DEPTH)
         body = b.add_body(bv, bt, rotation=_bubble_rotation(side), translation=(base_x, centre_y, centre_z),
-                          density=10.0, youngs_modulus=1e4, poisson_ratio=0.45, material="LCR")
+                          density=10.0, youngs_modulus=1e4, poisson_ratio=0.45, material=p.bubble_material)
         b.add_dirichlet(body, indices=back, keyframes=_keyframes(side))
         ids[name] = body
     return b, ids
