@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import math
 import os
 import re
@@ -132,6 +133,9 @@ def _run(args) -> int:
 
     _positive("--dt", args.dt)
     _positive("--end-time", args.end_time)
+    demo = _demo_scene_name(args.scene)
+    if demo == "teddy-grasp":  # an ``ipcsim demo teddy-grasp`` run's OUT/scene.json
+        return _teddy_grasp(args, args.scene)
     scene = load_scene(args.scene)
     if isinstance(scene, FaceScene):
         _face_options(args, f"{args.scene}: a face scene", ("--dt", "--end-time", "--resume"))
@@ -210,27 +214,48 @@ def _demo(args) -> int:
     return _execute(sim, data, args, f"demo {name}", demo=name)
 
 
-def _teddy_grasp(args) -> int:
-    """``ipcsim demo teddy-grasp [--mode full|medium|low] [--dt H] [--mu MU] [--bubble-material M] [--end-time T]``."""
-    from .demo_grasp import GraspParameters, teddy_grasp
+def _demo_scene_name(path) -> str | None:
+    """The "demo" of a JSON scene written by a demo run (OUT/scene.json of ``ipcsim demo teddy-grasp``), else None."""
+    path = Path(path)
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # the scene loader reports it
+    return data.get("demo") if isinstance(data, dict) and isinstance(data.get("demo"), str) else None
 
-    p = GraspParameters(mode=args.mode or "low")
+
+def _teddy_grasp(args, scene_file=None) -> int:
+    """``ipcsim demo teddy-grasp [--mode full|medium|low] [--dt H] [--mu MU] [--bubble-material M] [--end-time T]``,
+    or ``ipcsim run OUT/scene.json`` of such a run (scene_file: its parameters, then the options)."""
+    from .demo_grasp import GraspParameters, grasp_parameters, teddy_grasp
+
+    if scene_file is None:
+        p = GraspParameters(mode=args.mode or "low")
+    else:
+        try:
+            p = grasp_parameters(json.loads(Path(scene_file).read_text(encoding="utf-8")))
+        except (TypeError, ValueError) as exc:
+            raise _UserError(f"{scene_file}: {exc}") from None
     if args.dt is not None:
         p.dt = float(args.dt)
     if args.end_time is not None:
         p.end_time = float(args.end_time)
-    if args.mu is not None:
-        if not args.mu >= 0:
-            raise _UserError(f"--mu must be >= 0, got {args.mu}")
-        p.mu = float(args.mu)
-    if args.bubble_material is not None:
-        p.bubble_material = args.bubble_material
+    mu, material = getattr(args, "mu", None), getattr(args, "bubble_material", None)  # demo options only
+    if mu is not None:
+        if not mu >= 0:
+            raise _UserError(f"--mu must be >= 0, got {mu}")
+        p.mu = float(mu)
+    if material is not None:
+        p.bubble_material = material
     sim, data = teddy_grasp(p)
     if args.volume:
         sim.output["volume"] = True
-    if args.no_render:
-        sim.output["render"] = False
-    return _execute(sim, data, args, "demo teddy-grasp", demo="teddy-grasp")
+    if getattr(args, "no_render", False) or (scene_file is not None and not args.render):
+        sim.output["render"] = False  # ``ipcsim run`` renders only with --render
+    source = "demo teddy-grasp" if scene_file is None else str(scene_file)
+    return _execute(sim, data, args, source, demo="teddy-grasp")
 
 
 def _sweep(args) -> int:

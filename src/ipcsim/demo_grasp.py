@@ -10,7 +10,7 @@ Set-up (y up; the paper's squeezing axis y is our x, its lifting axis z our y):
   position-controlled (keyframed Dirichlet sets): their tips close from 0.12 m to 0.04 m apart over 1.5 s (the
   squeeze), lift 0.12 m over 1.5 s, hold for 1 s. Their material is neo-Hookean by default (``bubble_material``),
   not the paper's linear corotated: the squeeze presses each tip 3.3 cm into the 10.6 cm wide teddy, and the
-  3 cm deep linear-corotated bubbles, which nothing keeps from inverting, turn 28 of their tets inside out (volume
+  3 cm deep linear-corotated bubbles, which nothing keeps from inverting, turn up to 28 of their tets inside out (volume
   ratios down to -1.3 from t = 1.2 s on); neo-Hookean's log-barrier on the volume and the solver's inversion bound
   keep every tet positive (``bubble_material="LCR"`` reproduces the paper's setting; docs/embedded.md);
 - contact kappa 1e4 Pa, dhat 1e-3 m, friction mu 1 everywhere (teddy-bubble, teddy-ground), eps_v 1e-3 m/s,
@@ -121,4 +121,29 @@ def teddy_grasp(params: GraspParameters | None = None, teddy=None) -> tuple[Simu
     every = max(1, int(round(0.02 / p.dt)))
     sim = Simulation(model, state, solver, p.dt, p.end_time, {"every": every, "render": True},
                      name=f"teddy-grasp-{p.mode}", body_names=list(ids))
-    return sim, {"name": sim.name, "demo": "teddy-grasp", **asdict(p)}
+    return sim, grasp_scene_data(p, sim.name)
+
+
+def grasp_scene_data(p: GraspParameters, name: str) -> dict:
+    """The run's scene.json: {"name", "demo": "teddy-grasp", "time": {"end", "dt"}, the other parameters}. The time
+    sits where a scene file keeps it, so a resumed run may change the end time (``runner.scene_fingerprint``);
+    ``grasp_parameters`` reads it back (``ipcsim run OUT/scene.json``)."""
+    params = asdict(p)
+    time = {"end": params.pop("end_time"), "dt": params.pop("dt")}
+    return {"name": name, "demo": "teddy-grasp", "time": time, **params}
+
+
+def grasp_parameters(data: dict) -> GraspParameters:
+    """The ``GraspParameters`` of a teddy-grasp scene.json (``grasp_scene_data``); ValueError naming a bad key."""
+    given = {k: v for k, v in data.items() if k not in ("name", "demo", "time", "output")}
+    time = data.get("time", {})
+    known = set(GraspParameters.__dataclass_fields__) - {"end_time", "dt"}
+    unknown = sorted(set(given) - known) + sorted(set(time) - {"end", "dt"})
+    if unknown:
+        raise ValueError(f"teddy-grasp scene: unknown key {unknown[0]!r} (allowed: time.end, time.dt, "
+                         f"{', '.join(sorted(known))})")
+    if "end" in time:
+        given["end_time"] = float(time["end"])
+    if "dt" in time:
+        given["dt"] = float(time["dt"])
+    return GraspParameters(**given)

@@ -11,3 +11,31 @@ def test_teddy_grasp_command(tmp_path, cli):
     assert rc == 2 and err.strip() == "error: demo two-cubes: --mode, --mu and --bubble-material are options of the teddy-grasp demo"
     rc, _, err = cli("demo", "teddy-grasp", "--mu", "-1", "--end-time", "0.02")
     assert rc == 2 and err.startswith("error: --mu must be >= 0")
+
+
+def test_teddy_grasp_scene_json_resumes_and_reruns(tmp_path, cli):
+    """A demo run's OUT/scene.json keeps its time where scene files do: --resume may extend the end time, and
+    ``ipcsim run OUT/scene.json`` rebuilds the same grasp (same frames)."""
+    import json
+
+    out, again = tmp_path / "grasp", tmp_path / "again"
+    rc, _, err = cli("demo", "teddy-grasp", "--bubble-material", "SNH", "--end-time", "0.04", "-o", out, "--no-render",
+                     "--quiet")
+    assert rc == 0, err
+    data = json.loads((out / "scene.json").read_text())
+    assert data["demo"] == "teddy-grasp" and data["time"] == {"end": 0.04, "dt": 0.02}
+    assert data["bubble_material"] == "SNH"
+    rc, _, err = cli("demo", "teddy-grasp", "--bubble-material", "SNH", "--end-time", "0.08", "-o", out,
+                     "--no-render", "--quiet", "--resume")
+    assert rc == 0, err
+    assert len(list((out / "frames").glob("surface_*.ply"))) == 5  # t = 0 .. 0.08 s
+    rc, _, err = cli("run", out / "scene.json", "--end-time", "0.08", "-o", again, "--quiet")
+    assert rc == 0, err
+    for k in range(5):
+        name = f"frames/surface_{k:05d}.ply"
+        assert (out / name).read_bytes() == (again / name).read_bytes(), name
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**data, "stiffness": 1}))
+    rc, _, err = cli("run", bad, "-o", tmp_path / "bad-out", "--quiet")
+    assert rc == 2 and err.strip().startswith(f"error: {bad}: teddy-grasp scene: unknown key 'stiffness'")
+    assert not (tmp_path / "bad-out").exists()
