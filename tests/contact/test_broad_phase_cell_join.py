@@ -30,9 +30,17 @@ def reference(q, e, self_query):
     return brute_force_pairs(as_tuple(q), as_tuple(e), self_query)
 
 
+@pytest.fixture(params=["compact columns", "cell join"])
+def join_kind(request, monkeypatch):
+    """Both serial joins of ``cell_pairs6``: compact columns (small inputs) and the cell join (all others)."""
+    if request.param == "cell join":
+        monkeypatch.setattr(cell_join, "COMPACT_MAX_BOXES", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("self_query", [False, True])
 @pytest.mark.parametrize("cell_size", [0.0, 1e-3, 0.05, 0.3, 10.0])
-def test_any_cell_size_gives_the_brute_force_pairs(self_query, cell_size):
+def test_any_cell_size_gives_the_brute_force_pairs(self_query, cell_size, join_kind):
     rng = np.random.default_rng(21)
     q, e = box_sets(rng, 300, 400, 1.0, 0.15, kq=2, ke=2 if self_query else 3)
     got = cell_join.cell_pairs6(q, e, self_query, cell_size)
@@ -141,7 +149,7 @@ def test_empty_sides():
     assert cell_join.cell_pairs6(one, one, True).shape == (0, 2)
 
 
-def test_sheets_first_guess_too_small_still_exact():
+def test_sheets_first_guess_too_small_still_exact(join_kind):
     # the first call's buffer is sized from a guess; a wrong guess must only cost time
     from test_broad_phase import two_sheets
 
@@ -201,7 +209,7 @@ def test_sweep_order_sorts_clusters_and_ties_stably():
 
 @pytest.mark.parametrize("self_query", [False, True])
 @pytest.mark.parametrize("cell_size", [0.0, 0.25, 1.0])
-def test_touching_and_tied_boxes_on_a_lattice(self_query, cell_size):
+def test_touching_and_tied_boxes_on_a_lattice(self_query, cell_size, join_kind):
     # lattice coordinates: many boxes share their lower sweep coordinate, and many touch exactly
     # (hi of one == lo of the other), the boundary of the sweep's stopping test
     rng = np.random.default_rng(32)

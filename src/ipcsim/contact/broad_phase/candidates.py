@@ -29,6 +29,7 @@ from . import cell_join
 from .boxes import plane_vertex_mask, simplex_boxes6, vertex_boxes6
 from .brute_force import brute_force_pairs
 from .cell_join import cell_pairs6
+from .mesh_join import mesh_pairs
 from .threads import helper_thread
 
 METHODS = ("auto", "cell_join", "brute_force")
@@ -102,8 +103,8 @@ def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: s
         x0: (n_vertices, 3) float64 [m], collision-vertex positions (at t = 0).
         x1: (n_vertices, 3) float64 [m], positions at t = 1 for continuous collision detection, or None.
         inflation_radius: [m] >= 0, added to every vertex box (see the module docstring).
-        method: "auto" (= "cell_join"), "cell_join" (Numba, ``cell_join.py``) or "brute_force" (O(n^2),
-            the reference).
+        method: "auto" (= "cell_join"), "cell_join" (Numba: ``mesh_join.py`` for the vertex-face and edge-edge
+            pairs of small meshes, ``cell_join.py`` otherwise) or "brute_force" (O(n^2), the reference).
 
     Returns:
         Candidates with deterministic, sorted rows (identical for every method).
@@ -118,30 +119,18 @@ def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: s
     x1 = None if x1 is None else _check_positions(x1, n, "x1")
 
     vbox = vertex_boxes6(x0, x0 if x1 is None else x1, r)
-    v_ids = np.arange(n, dtype=np.int64).reshape(-1, 1)
     v_obst = np.ascontiguousarray(mesh.is_obstacle, dtype=bool)
-    faces = np.ascontiguousarray(mesh.faces, dtype=np.int64).reshape(-1, 3)
     edges_ = np.ascontiguousarray(mesh.edges, dtype=np.int64).reshape(-1, 2)
-    vertices = (vbox, v_ids, v_obst)
-    edges = (simplex_boxes6(vbox, edges_), edges_, np.ascontiguousarray(mesh.edge_is_obstacle, dtype=bool))
     out = Candidates()
-    ee_job = None
-    if len(edges_) and len(faces) and _side_by_side(method, len(faces) + len(edges_)):
-        ee_job = helper_thread().submit(_pairs, method, edges, edges, True)
-    if len(faces):
-        fdata = (simplex_boxes6(vbox, faces), faces, np.ascontiguousarray(mesh.face_is_obstacle, dtype=bool))
-        out.vf = _pairs(method, vertices, fdata, False)
-    if ee_job is not None:
-        out.ee = ee_job.result()
-    elif len(edges_):
-        out.ee = _pairs(method, edges, edges, True)
-
+    _surface_pairs(out, method, mesh, vbox, v_obst, edges_)
     cv, ce = mesh.codim_vertices, mesh.codim_edges
-    codim_vertices = tuple(a[cv] for a in vertices)
+    if len(cv):
+        codim_vertices = (vbox[cv], cv.astype(np.int64).reshape(-1, 1), v_obst[cv])
     if len(cv) > 1:
         out.vv = cv[_pairs(method, codim_vertices, codim_vertices, True)]  # cv ascending: rows stay sorted
     if len(cv) and len(ce):
-        p = _pairs(method, tuple(a[ce] for a in edges), codim_vertices, False)
+        codim_edges = (simplex_boxes6(vbox, edges_[ce]), edges_[ce], mesh.edge_is_obstacle[ce].astype(bool))
+        p = _pairs(method, codim_edges, codim_vertices, False)
         out.ev = np.stack([ce[p[:, 0]], cv[p[:, 1]]], axis=1) if len(p) else _empty_pairs()
 
     origins, normals = mesh.planes_array()
@@ -154,6 +143,33 @@ def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: s
     if mesh.self_contact is not None and not np.all(mesh.self_contact):
         _drop_self_pairs(out, mesh)
     return out
+
+
+def _surface_pairs(out: Candidates, method: str, mesh, vbox: np.ndarray, v_obst: np.ndarray,
+                   edges: np.ndarray) -> None:
+    """out.vf and out.ee of ``build_candidates``, given the (n, 6) vertex boxes [m], the vertex obstacle flags and
+    the (ne, 2) int64 edges: small meshes by ``mesh_join.mesh_pairs`` (both joins in one call), larger ones
+    (or what that cannot take) by two joins, side by side where ``_side_by_side``."""
+    faces = np.ascontiguousarray(mesh.faces, dtype=np.int64).reshape(-1, 3)
+    e_obst = np.ascontiguousarray(mesh.edge_is_obstacle, dtype=bool)
+    f_obst = np.ascontiguousarray(mesh.face_is_obstacle, dtype=bool)
+    nv, nf, ne = len(vbox), len(faces), len(edges)
+    side_by_side = nf and ne and _side_by_side(method, nf + ne)
+    if (method in ("auto", "cell_join") and nf and ne and not side_by_side and cell_join.compact_fits(nv, nf)
+            and cell_join.compact_fits(ne, ne)):
+        found = mesh_pairs(vbox, faces, edges, v_obst, f_obst, e_obst)
+        if found is not None:
+            out.vf, out.ee = found
+            return
+    vertices = (vbox, np.arange(len(vbox), dtype=np.int64).reshape(-1, 1), v_obst)
+    edata = (simplex_boxes6(vbox, edges), edges, e_obst)
+    ee_job = helper_thread().submit(_pairs, method, edata, edata, True) if side_by_side else None
+    if len(faces):
+        out.vf = _pairs(method, vertices, (simplex_boxes6(vbox, faces), faces, f_obst), False)
+    if ee_job is not None:
+        out.ee = ee_job.result()
+    elif len(edges):
+        out.ee = _pairs(method, edata, edata, True)
 
 
 def _drop_self_pairs(out: Candidates, mesh) -> None:
