@@ -438,7 +438,10 @@ class NewtonSolver:
         tolerance (the friction lagging's convergence test)."""
         mesh, dhat = self.model.collision_mesh, self.contact.dhat
         free = free_coordinates(setup.prescribed)
-        ev = potential.evaluation(x, build_candidates(mesh, self._surface(x), None, inflation_radius=0.5 * dhat))
+        ev = potential.evaluation(x)
+        # the active set at the start: usually the one the previous step ended with (``_keep_static``), which the
+        # friction lagging has just asked for, so no broad phase runs here (the same set a fresh one would give)
+        ev.cache["collisions"] = self._static_collisions(ev.xs)
         e = potential.energy(ev)
         stats.converged = False
         started_converged = False
