@@ -200,3 +200,47 @@ def test_pattern_rebuilt_after_max_growths(rng):
     rebuilt = solver.patterns.pattern
     assert rebuilt.growths == 0 and rebuilt.n_surface_entries > 0
     assert _rel(a, hess.tocsr()[free][:, free]) <= 1e-12
+
+
+@pytest.mark.parametrize("material", ["NH", "SNH", "FCR", "LCR", "LE", "ABD"])
+def test_one_pass_energy_equals_the_energy_kernel(rng, material):
+    """``gradient_hessian_energy``: the gradient and Hessian of ``gradient_and_hessian`` and, from the same pass,
+    the energy of ``energy`` bit for bit (the Newton loop compares it with line-search energies)."""
+    v, t = box_tet_mesh((0.1, 0.1, 0.1), (3, 3, 3))
+    b = ModelBuilder()
+    b.add_body(v, t, material=material, youngs_modulus=1e5)
+    model, state = b.finalize()
+    x = state.x + rng.normal(scale=3e-3, size=state.x.shape)
+    term = ElasticTerm(model)
+    g, h, psi = term.gradient_hessian_energy(x)
+    g0, h0 = term.gradient_and_hessian(x)
+    assert psi == term.energy(x) and psi > 0.0
+    assert np.array_equal(g, g0) and np.array_equal(h.data, h0.data)
+
+
+def test_a_solve_starts_with_one_elastic_pass(rng):
+    """The start of a Newton solve asks for the energy, then the derivatives, at the same point: the elastic
+    term answers both from one pass (the derivatives cached on the evaluation), not from two."""
+    from ipcsim.solvers.terms import DERIVATIVES_FOLLOW
+
+    model, state, x = _scene(rng)
+    solver = ImplicitEulerSolver(model, ContactParameters(dhat=DHAT, kappa=1e5), sanity_check=False)
+    pot = solver.potential(state, H)
+    elastic = solver.elastic
+    calls = {"energy": 0, "gradient_and_hessian": 0, "gradient_hessian_energy": 0}
+    for name in calls:
+        original = getattr(elastic, name)
+
+        def counted(*args, _name=name, _original=original):
+            calls[_name] += 1
+            return _original(*args)
+        setattr(elastic, name, counted)
+    ev = pot.evaluation(x)
+    ev.cache[DERIVATIVES_FOLLOW] = True
+    e = pot.energy(ev)
+    grad, _, _ = pot.gradient_hessian(ev)
+    assert calls == {"energy": 0, "gradient_and_hessian": 0, "gradient_hessian_energy": 1}
+    plain = pot.evaluation(x)                 # without the flag: the energy kernel, then the derivatives
+    assert pot.energy(plain) == e
+    assert np.array_equal(pot.gradient_hessian(plain)[0], grad)
+    assert calls == {"energy": 1, "gradient_and_hessian": 1, "gradient_hessian_energy": 2}

@@ -77,9 +77,10 @@ def _read_lane(work, l, f, s) -> None:
 
 
 @njit(cache=True)
-def _tet_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi, blk_off, indptr, grad_out, data_out) -> None:
+def _tet_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi, blk_off, indptr, grad_out, data_out) -> float:
     """Adds the gradients (12,) [N] and PSD-projected Hessians (12, 12) [N/m] of the tets lo <= e < hi into
-    grad_out (3n,) and the CSR data data_out (nnz,) (positions blk_off, see TetBlockPattern), in tet order.
+    grad_out (3n,) and the CSR data data_out (nnz,) (positions blk_off, see TetBlockPattern), in tet order; returns
+    their energy sum_e volume_e Psi(F_e) [J], the very sum ``_energy_range`` makes (same lanes, same order).
 
     Scratch arrays are allocated once per call, never per tet, and the shared arrays are indexed [e, ...] (a
     view tets[e] per tet would update their reference counts atomically). The SVDs of F run LANES tets at a
@@ -92,6 +93,7 @@ def _tet_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi, blk_off, indptr,
     dpsi, d2psi, ap = np.empty(3), np.empty((3, 3)), np.empty((3, 3))
     scratch = material_scratch()
     g, ge, hw = np.empty((4, 3)), np.empty(12), hessian_workspace()
+    total = 0.0
     for e0 in range(lo, hi, LANES):
         n = min(LANES, hi - e0)
         _load_lanes(x, tets, dm_inv, e0, n, f, work)
@@ -99,6 +101,7 @@ def _tet_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi, blk_off, indptr,
         for l in range(n):
             e = e0 + l
             _read_lane(work, l, f, s)
+            total += volume[e] * _psi(codes[e], f, s, mu[e], lam[e])
             for i in range(3):
                 for j in range(3):
                     u[i, j] = work[(U_ROW + 3 * i + j) * LANES + l]
@@ -111,6 +114,7 @@ def _tet_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi, blk_off, indptr,
             else:
                 tet_hessian_from_dpdf_into(dpdf, g, volume[e], hw)
             _scatter_add(tets, blk_off, indptr, e, ge, hw, grad_out, data_out)
+    return total
 
 
 @njit(cache=True, inline="always")
@@ -132,12 +136,18 @@ def _scatter_add(tets, blk_off, indptr, e, ge, hw, grad_out, data_out) -> None:
 def _assemble(codes, x, tets, dm_inv, volume, mu, lam, blk_off, indptr, chunk_bounds, phase_ptr, phase_chunks,
               grad_out, data_out):
     """grad_out, data_out (zeros) += the sums over all tets: the phases in order, the chunks of a phase in
-    parallel (dynamic scheduling: call it under ``parallel_chunksize(1)``)."""
+    parallel (dynamic scheduling: call it under ``parallel_chunksize(1)``). Returns Psi [J], the chunks' energies
+    added in chunk order: the bits of ``_energy``."""
+    partial = np.zeros(len(chunk_bounds) - 1)
     for ph in range(len(phase_ptr) - 1):
         for k in prange(phase_ptr[ph], phase_ptr[ph + 1]):
             c = phase_chunks[k]
-            _tet_range(codes, x, tets, dm_inv, volume, mu, lam, chunk_bounds[c], chunk_bounds[c + 1], blk_off,
-                       indptr, grad_out, data_out)
+            partial[c] = _tet_range(codes, x, tets, dm_inv, volume, mu, lam, chunk_bounds[c], chunk_bounds[c + 1],
+                                    blk_off, indptr, grad_out, data_out)
+    total = 0.0
+    for c in range(len(partial)):
+        total += partial[c]
+    return total
 
 
 @njit(cache=True, inline="always")
@@ -339,15 +349,20 @@ class ElasticTerm:
 
     def gradient_and_hessian(self, x: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
         """Gradient (3n,) [N] and PSD-projected Hessian (3n, 3n) [N/m] CSR on ``self.pattern`` (fresh data)."""
+        return self.gradient_hessian_energy(x)[:2]
+
+    def gradient_hessian_energy(self, x: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix, float]:
+        """``gradient_and_hessian`` and Psi(x) [J] from the same pass over the tets (the energy equal, bit for bit,
+        to ``energy(x)`` wherever that is finite; meant for positions with no inverted guarded tet)."""
         x = np.ascontiguousarray(x, dtype=np.float64)
         pat = self.pattern
         grad = np.zeros(3 * pat.n_vertices)
         data = np.zeros(pat.nnz)
         threads = _threads(len(self._tets))
         with dynamic_schedule(threads > 1), numba_threads(threads):  # dynamic scheduling of the chunks
-            _assemble(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam, pat.blk_off,
-                      pat.indptr, self._chunk_bounds, self._phase_ptr, self._phase_chunks, grad, data)
-        return grad, pat.csr(data)
+            psi = _assemble(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam, pat.blk_off,
+                            pat.indptr, self._chunk_bounds, self._phase_ptr, self._phase_chunks, grad, data)
+        return grad, pat.csr(data), float(psi)
 
     def max_step(self, x: np.ndarray, p: np.ndarray, safety: float = 0.9) -> float:
         """Largest step fraction keeping every inversion-guarded tet positively oriented (1.0 if none)."""

@@ -45,8 +45,8 @@ from .friction_params import FrictionParameters, stencil_mu
 from .integrators import LaggedRayleighDamping, check_damping_ratio
 from .linear import Factorization, compute_ordering, resolve_backend
 from .reduction import FreePattern, PatternCache
-from .terms import (BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm, IncrementalPotential,
-                    InertiaTerm)
+from .terms import (DERIVATIVES_FOLLOW, BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm,
+                    IncrementalPotential, InertiaTerm)
 
 
 @dataclass
@@ -442,6 +442,7 @@ class NewtonSolver:
         # the active set at the start: usually the one the previous step ended with (``_keep_static``), which the
         # friction lagging has just asked for, so no broad phase runs here (the same set a fresh one would give)
         ev.cache["collisions"] = self._static_collisions(ev.xs)
+        ev.cache[DERIVATIVES_FOLLOW] = True  # the first direction is computed here: elasticity in one pass
         e = potential.energy(ev)
         stats.converged = False
         started_converged = False

@@ -74,6 +74,11 @@ class InertiaTerm(EnergyTerm):
             hess.add_full(self.weight, self.mass.matrix)
 
 
+#: ``Evaluation.cache`` key: set (True) on an evaluation whose gradient and Hessian the Newton loop will ask for right
+#: after its energy (the start of a solve), so that terms computing both in one pass may do so.
+DERIVATIVES_FOLLOW = "derivatives-follow"
+
+
 class ElasticEnergyTerm(EnergyTerm):
     """w Psi(q) over all tets (``solvers.elastic.ElasticTerm`` assembles it; its Hessian is the base pattern of
     the Newton matrix). Psi is +inf when an inversion-guarded tet is inverted."""
@@ -82,11 +87,17 @@ class ElasticEnergyTerm(EnergyTerm):
         self.elastic, self.weight = elastic, float(weight)
 
     def value(self, ev):
-        psi = self.elastic.energy(ev.x)
+        if ev.cache.get(DERIVATIVES_FOLLOW):  # one pass gives the energy and the derivatives asked for next
+            ge, he, psi = self.elastic.gradient_hessian_energy(ev.x)
+            if math.isfinite(psi):
+                ev.cache["elastic"] = (ge, he)
+        else:
+            psi = self.elastic.energy(ev.x)
         return self.weight * psi if math.isfinite(psi) else math.inf
 
     def add_to(self, ev, grad, hess):
-        ge, he = self.elastic.gradient_and_hessian(ev.x)
+        found = ev.cache.pop("elastic", None)
+        ge, he = found if found is not None else self.elastic.gradient_and_hessian(ev.x)
         grad += self.weight * ge
         hess.set_elastic(self.weight, he)
 
