@@ -133,9 +133,9 @@ def _run(args) -> int:
 
     _positive("--dt", args.dt)
     _positive("--end-time", args.end_time)
-    demo = _demo_scene_name(args.scene)
-    if demo == "teddy-grasp":  # an ``ipcsim demo teddy-grasp`` run's OUT/scene.json
-        return _teddy_grasp(args, args.scene)
+    demo = _demo_scene(args.scene)
+    if demo is not None and demo.get("demo") == "teddy-grasp":  # an ``ipcsim demo teddy-grasp`` run's scene.json
+        return _teddy_grasp(args, (args.scene, demo))
     scene = load_scene(args.scene)
     if isinstance(scene, FaceScene):
         _face_options(args, f"{args.scene}: a face scene", ("--dt", "--end-time", "--resume"))
@@ -214,28 +214,30 @@ def _demo(args) -> int:
     return _execute(sim, data, args, f"demo {name}", demo=name)
 
 
-def _demo_scene_name(path) -> str | None:
-    """The "demo" of a JSON scene written by a demo run (OUT/scene.json of ``ipcsim demo teddy-grasp``), else None."""
+def _demo_scene(path) -> dict | None:
+    """The parsed JSON of a scene written by a demo run (a dict with a "demo" key, e.g. OUT/scene.json of
+    ``ipcsim demo teddy-grasp``), else None (other files go to the scene loader, which reports their problems)."""
     path = Path(path)
     if path.suffix.lower() != ".json" or not path.is_file():
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None  # the scene loader reports it
-    return data.get("demo") if isinstance(data, dict) and isinstance(data.get("demo"), str) else None
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("demo"), str) else None
 
 
-def _teddy_grasp(args, scene_file=None) -> int:
+def _teddy_grasp(args, scene=None) -> int:
     """``ipcsim demo teddy-grasp [--mode full|medium|low] [--dt H] [--mu MU] [--bubble-material M] [--end-time T]``,
-    or ``ipcsim run OUT/scene.json`` of such a run (scene_file: its parameters, then the options)."""
+    or ``ipcsim run OUT/scene.json`` of such a run (scene: (its path, its parsed data); then the options)."""
     from .demo_grasp import GraspParameters, grasp_parameters, teddy_grasp
 
-    if scene_file is None:
+    scene_file = None if scene is None else scene[0]
+    if scene is None:
         p = GraspParameters(mode=args.mode or "low")
     else:
         try:
-            p = grasp_parameters(json.loads(Path(scene_file).read_text(encoding="utf-8")))
+            p = grasp_parameters(scene[1])
         except (TypeError, ValueError) as exc:
             raise _UserError(f"{scene_file}: {exc}") from None
     if args.dt is not None:

@@ -30,6 +30,7 @@ per argument types. After inlining (LLVM inlines the small helpers into their ca
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import types as pytypes
 
@@ -86,17 +87,7 @@ def set_threads(n: int) -> None:
         write(int(n))
 
 
-class _NoContext:
-    """A do-nothing context manager (cheaper than ``contextlib.nullcontext()`` per call)."""
-
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
-
-
-_NO_CONTEXT = _NoContext()
+_NO_CONTEXT = contextlib.nullcontext()  # reusable; entering it takes no lock
 
 
 def dynamic_schedule(parallel: bool = True):
