@@ -27,7 +27,7 @@ def _plate(name, z, friction=None):
 def _sliding_scene(tmp_path):
     """Three cubes sliding at 1 m/s on three plates: a rough plate (its own mu 0.5), a smooth one (the default
     mu 0), and one whose pair with its cube is listed (mu 0.5) though the plate's own value is 0."""
-    scene = {"time": {"end": 0.3, "dt": 0.01}, "contact": {"dhat": 5e-4},
+    scene = {"time": {"end": 0.3, "dt": 0.01}, "contact": {"dhat": 5e-4}, "solver": {"tol": 1e-4},
              "friction": {"mu": 0.0, "eps_v": 1e-3, "pairs": [{"bodies": ["c", "paired"], "mu": 0.5}]},
              "bodies": [_cube("a", 0.0), _cube("b", 0.5), _cube("c", 1.0)],
              "obstacles": [_plate("rough", 0.0, 0.5), _plate("smooth", 0.5), _plate("paired", 1.0, 0.0)]}
@@ -38,7 +38,9 @@ def _sliding_scene(tmp_path):
 
 def test_each_obstacle_and_listed_pair_has_its_own_coefficient(tmp_path):
     """While a cube slides, its friction force is mu x its normal force of the step before (IPC's lagging) with
-    mu its plate's own coefficient or its listed pair's; the smooth plate (the default mu 0) exerts none."""
+    mu its plate's own coefficient or its listed pair's; the smooth plate (the default mu 0) exerts none.
+    Newton tolerance 1e-4: at the default 1e-2 (1e-4 m per step here) the cubes rock and the ratio wanders by
+    up to 11 % with the solver's path; at 1e-4 it is mu to 2e-5 (measured)."""
     sim = load_scene(_sliding_scene(tmp_path)).build()
     fr = sim.solver.friction
     assert fr.body_mu == {3: 0.5, 5: 0.0} and fr.pair_mu == {(2, 5): 0.5}
@@ -53,7 +55,7 @@ def test_each_obstacle_and_listed_pair_has_its_own_coefficient(tmp_path):
     normal, friction = forces[:, :, 0, 1], forces[:, :, 1, 0]
     sliding = speeds[:-1, 0] > 0.05  # steps 1..: cube a still slides at the start of the step
     ratio = -friction[1:][sliding] / normal[:-1][sliding]
-    np.testing.assert_allclose(ratio[:, [0, 2]], 0.5, rtol=2e-3)  # rough plate; listed pair on a 0 plate
+    np.testing.assert_allclose(ratio[:, [0, 2]], 0.5, rtol=2e-4)  # rough plate; listed pair on a 0 plate
     assert np.all(friction[:, 1] == 0.0) and np.all(normal[1:, 1] > 5.0)  # b touches its plate, frictionless
     np.testing.assert_allclose(speeds[-1], [0.0, 1.0, 0.0], atol=0.01)  # a and c stopped, b slides on
     np.testing.assert_allclose(speeds[:, 0], speeds[:, 2], rtol=1e-8)  # same coefficient, same motion (4e-10)
