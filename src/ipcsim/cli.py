@@ -463,12 +463,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sweep = sub.add_parser("sweep", parents=[debug], help="run a parameter sweep on a Dask cluster",
                            description="Run every run of a sweep spec (JSON: base scene, parameters by key path, "
-                                       "metrics; docs/sweeps.md) on a local Dask cluster (one worker process per "
-                                       "core) or a running one, into OUT/runs/<run> with OUT/summary.csv. Exit "
+                                       "metrics; docs/sweeps.md) on a local Dask cluster (one worker thread per "
+                                       "core, each run its own process) or a running one, into OUT/runs/<run> with OUT/summary.csv. Exit "
                                        "status 1 when a run failed (its error is in the table).")
     sweep.add_argument("spec", metavar="SPEC", help="sweep spec (.json)")
     sweep.add_argument("-o", "--output", metavar="OUT", help="output directory (default: the spec's \"output\")")
-    sweep.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: one per core)")
+    sweep.add_argument("--workers", type=int, metavar="N", help="local workers (default: one per core)")
     sweep.add_argument("--address", metavar="ADDR", help="a running Dask scheduler, e.g. tcp://host:8786")
     sweep.add_argument("--resume", action="store_true", help="skip the runs already complete in OUT")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar or summary")

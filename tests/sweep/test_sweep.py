@@ -172,6 +172,41 @@ def test_time_limit_records_timeout_and_removes_partial_output(tmp_path):
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [run.name + ".failed"]
 
 
+@pytest.mark.parametrize("launcher", ["forkserver", "process"])
+def test_stop_runs_kills_the_running_simulation_without_a_retry(tmp_path, launcher):
+    """Ctrl-C on a local cluster (worker threads in the sweep's process): ``task.stop_runs`` kills the simulation a
+    task waits on; the task returns at once as interrupted, retries nothing and leaves only its temporary
+    directory (removed by the sweep)."""
+    import threading
+
+    from ipcsim.sweep import task
+
+    spec = load_spec(_write_spec(tmp_path / "s.json", params={"friction.mu": [0.0]}, end_time=60.0))
+    run = spec.runs()[0]
+    job = {"name": run.name, "index": 0, "params": run.params, "scene": run.scene, "fingerprint": run.fingerprint,
+           "runs_dir": str(tmp_path / "runs"), "metrics": [], "time_limit": 600, "retries": 2, "launcher": launcher}
+    out = {}
+    worker = threading.Thread(target=lambda: out.update(execute_run(job)))
+    task.allow_runs()
+    worker.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not task._LIVE and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert task._LIVE, "the simulation did not start"
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        task.stop_runs()
+        worker.join(30)
+        assert not worker.is_alive() and time.monotonic() - t0 < 5  # the whole run: about 12 s warm
+    finally:
+        task.stop_runs()
+        worker.join()
+        task.allow_runs()
+    assert (out["status"], out["attempts"]) == ("interrupted", 1) and not task._LIVE
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == [".tmp-" + run.name]
+
+
 @pytest.mark.parametrize("params, message", [
     ({"friction.nope": [1.0]}, "parameters.friction.nope: the scene two_cubes.json has no key"),
     ({"bodies[nobody].material.density": [1.0]}, "has no key"),

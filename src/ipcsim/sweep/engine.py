@@ -1,5 +1,5 @@
-"""Running a sweep on Dask distributed: a LocalCluster of single-threaded worker processes by default (one run
-per core), or a running cluster given its address; progress bar, bookkeeping, resume and Ctrl-C.
+"""Running a sweep on Dask distributed: a LocalCluster of single-threaded worker threads in this process by default
+(one run per core), or a running cluster given its address; progress bar, bookkeeping, resume and Ctrl-C.
 
 Output directory (OUT, the spec's "output")::
 
@@ -23,7 +23,8 @@ from pathlib import Path
 from .. import io_frames
 from .spec import SweepSpec, load_spec
 from .table import columns, row, write_table
-from .task import FAILED_SUFFIX, RESULT, TMP_PREFIX, _write_failed, execute_run, read_result
+from .task import (FAILED_SUFFIX, RESULT, TMP_PREFIX, _write_failed, allow_runs, execute_run, read_result,
+                   start_forkserver, stop_runs)
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +63,16 @@ def default_workers() -> int:
 
 @contextmanager
 def dask_client(workers: int | None = None, address: str | None = None, retries: int = 1):
-    """A ``distributed.Client``: to the scheduler at ``address``, or to a new LocalCluster of ``workers``
-    processes (default: one per core) with one thread each, which forgives a task ``retries`` worker deaths
-    (``distributed.scheduler.allowed-failures``). Closed (cluster included) on exit."""
+    """A ``distributed.Client``: to the scheduler at ``address``, or to a new LocalCluster of ``workers`` worker
+    threads (default: one per core) in this process, which forgives a task ``retries`` worker deaths
+    (``distributed.scheduler.allowed-failures``). Closed (cluster included) on exit; leaving a local cluster by an
+    exception (Ctrl-C) first kills the simulations its workers are waiting on (``task.stop_runs``).
+
+    Why threads, not worker processes: a task only starts the simulation as a child process and waits for it
+    (``task``), so a worker needs no process of its own; in-process workers share this process's fork server,
+    started here before the cluster so that it imports and loads its kernels while the cluster starts, where
+    worker processes each started one at their first run. On 2 cores, 8 runs of 0.9 s: 3.5-3.8 s on 2 workers
+    against 5.1-5.7 s, 6.7-7.3 s on 1 against 8.0-9.4 (``benchmarks/bench_sweep.py``; docs/sweeps.md)."""
     import dask
     from distributed import Client, LocalCluster
 
@@ -75,16 +83,18 @@ def dask_client(workers: int | None = None, address: str | None = None, retries:
         finally:
             client.close()
         return
-    # non-daemonic workers may fork the runs from a fork server (sweep.task); the config holds for the cluster's
-    # lifetime, so that a worker restarted after a death gets it too
-    with dask.config.set({"distributed.scheduler.allowed-failures": int(retries), "distributed.worker.daemon": False,
-                          **QUIET_WORKERS}):
-        cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
+    allow_runs()
+    start_forkserver()
+    with dask.config.set({"distributed.scheduler.allowed-failures": int(retries), **QUIET_WORKERS}):
+        cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=False,
                                dashboard_address=None, silence_logs=logging.ERROR)
         try:
             client = Client(cluster)
             try:
                 yield client
+            except BaseException:
+                stop_runs()  # the worker threads return as their simulations die; then the cluster closes
+                raise
             finally:
                 client.close()
         finally:
@@ -177,37 +187,36 @@ def _lost(run, runs_dir: Path, exc: BaseException) -> dict:
 
 
 def _drive(client, book: _Book, todo: list, runs_dir: Path) -> None:
-    """Submit every run, collect results as they finish (failures recorded, the others go on)."""
-    from distributed import as_completed
+    """Submit every run, collect results as they finish (failures recorded, the others go on); wakes when a run
+    finishes, and at least once a second to refresh the running count."""
+    from distributed import wait
 
     futures = {client.submit(execute_run, _job(book.spec, r, runs_dir), key=f"ipcsim-{r.name}", pure=False): r
                for r in todo}
     slots = client.nthreads()
-    pending = as_completed(list(futures))
-    last_show = 0.0
-    while not pending.is_empty():
-        batch = pending.next_batch(block=False)
-        for fut in batch:
+    remaining = set(futures)
+    while remaining:
+        try:
+            done = wait(list(remaining), timeout=1.0, return_when="FIRST_COMPLETED").done
+        except TimeoutError:
+            done = set()
+        for fut in [f for f in futures if f in done]:  # in submission order
+            remaining.discard(fut)
             run = futures[fut]
             try:
                 result = fut.result()
             except Exception as exc:  # noqa: BLE001 - recorded in the table, the sweep goes on
                 result = _lost(run, runs_dir, exc)
             book.finished(result)
-        now = time.monotonic()
-        if batch or now - last_show > 1.0:
-            # tasks a worker holds, at most one running per worker thread (the rest wait in its queue)
-            running = sum(min(len(v), slots.get(w, 1)) for w, v in client.processing().items())
-            book.show(running)
-            last_show = now
-        if not batch:
-            time.sleep(0.2)
+        # tasks a worker holds, at most one running per worker thread (the rest wait in its queue)
+        running = sum(min(len(v), slots.get(w, 1)) for w, v in client.processing().items())
+        book.show(running)
 
 
 def run_sweep(spec, workers: int | None = None, address: str | None = None, resume: bool = False,
               progress: bool = True, output=None) -> SweepResult:
     """Run a sweep: ``spec`` is a SweepSpec or the path of a spec file (``output`` overrides its output
-    directory). workers: local worker processes (default one per core); address: a running Dask scheduler
+    directory). workers: local workers (threads; default one per core); address: a running Dask scheduler
     (``tcp://host:8786``) instead; resume: keep the runs complete in OUT/runs (same scene) and do the rest.
     Every run gets OUT/runs/<name>; failures are recorded, never raised. KeyboardInterrupt propagates after
     the cluster is closed, temporary run directories are removed and the table holds the finished runs."""

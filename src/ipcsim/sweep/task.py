@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -79,6 +80,54 @@ def _simulate(scene_file: Path, out: Path, time_limit: float | None, launcher: s
 PRELOAD = ["ipcsim.cli", "ipcsim.scene", "ipcsim.runner", "ipcsim.solvers.implicit_euler", "ipcsim.sanity",
            "ipcsim.warmup", "meshio", "ipcsim.sweep.preload"]
 _FORKSERVER = None
+#: the simulation processes this process has started and not yet collected, and the flag that stops it from
+#: starting more (``stop_runs``): a sweep on a local cluster (worker threads in the sweep's own process) kills
+#: them itself when it is interrupted
+_LIVE: set = set()
+_LIVE_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+
+
+def allow_runs() -> None:
+    """Clear the stop flag of ``stop_runs`` (at the start of a sweep in this process)."""
+    _STOPPING.clear()
+
+
+def stop_runs() -> None:
+    """Kill every simulation process this process has running and start no new one until ``allow_runs``; the
+    tasks waiting on them return at once with status "interrupted" and leave their temporary directories."""
+    _STOPPING.set()
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for proc in live:
+        try:
+            proc.kill()
+        except (OSError, ValueError):  # already gone
+            pass
+
+
+def _track(proc) -> None:
+    """Register a started child (killed by ``stop_runs``); kills it at once when the sweep is stopping."""
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
+    if _STOPPING.is_set():
+        proc.kill()
+
+
+def _untrack(proc) -> None:
+    with _LIVE_LOCK:
+        _LIVE.discard(proc)
+
+
+def start_forkserver() -> None:
+    """Start this process's fork server now (``launcher`` "forkserver"/"auto"): it imports and loads its kernels
+    in the background, beside whatever this process does next (a local cluster's start), instead of when the first
+    run asks for it. Best effort: a failure shows again, with its reason, at the first run."""
+    if sys.platform != "win32":
+        try:
+            _forkserver_context()
+        except Exception:  # noqa: BLE001 - the first run reports it
+            pass
 
 
 def _forkserver_context():
@@ -136,11 +185,15 @@ def _simulate_forked(scene_file: Path, out: Path, time_limit: float | None) -> t
     err_file = out / ".stderr.txt"
     proc = ctx.Process(target=_forked_main, args=(str(scene_file), str(out), str(err_file)), daemon=False)
     proc.start()
-    proc.join(time_limit)
-    if proc.is_alive():
-        proc.kill()
-        proc.join()
-        return "timeout", None, ""
+    _track(proc)
+    try:
+        proc.join(time_limit)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+            return "timeout", None, ""
+    finally:
+        _untrack(proc)
     try:
         text = err_file.read_text(errors="replace")
         err_file.unlink()
@@ -153,13 +206,19 @@ def _simulate_process(scene_file: Path, out: Path, time_limit: float | None) -> 
     """Run ``python -m ipcsim run`` as a fresh child process: (kind, exit status, stderr)."""
     env = {**os.environ, **THREAD_ENV}
     cmd = [sys.executable, "-m", "ipcsim", "run", str(scene_file), "-o", str(out), "--quiet"]
+    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, errors="replace",
+                            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+    _track(proc)
     try:
-        proc = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, timeout=time_limit, text=True, errors="replace",
-                              preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        _, stderr = proc.communicate(timeout=time_limit)
     except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
         return "timeout", None, ""
-    return "exit", proc.returncode, proc.stderr
+    finally:
+        _untrack(proc)
+    return "exit", proc.returncode, stderr
 
 
 def _clear(*paths: Path) -> None:
@@ -194,8 +253,17 @@ def execute_run(job: dict) -> dict:
         tmp.mkdir(parents=True)
         scene_file = tmp / ".scene-input.json"
         io_frames.write_json(scene_file, job["scene"])
+        if _STOPPING.is_set():
+            status, error = "interrupted", "the sweep was stopped"
+            break
         status, error, used = _simulate(scene_file, tmp, job.get("time_limit"), job.get("launcher", "auto"))
         scene_file.unlink(missing_ok=True)
+        if _STOPPING.is_set():  # killed by stop_runs: no retry, no result; the sweep removes RUNS/.tmp-<name>
+            status, error = "interrupted", "the sweep was stopped"
+    if status == "interrupted":
+        return {"run": name, "index": job["index"], "status": status, "error": error, "params": job["params"],
+                "fingerprint": job["fingerprint"], "wall_seconds": time.perf_counter() - t0,
+                "attempts": attempts, "launcher": used}
     result = {"run": name, "index": job["index"], "status": status, "error": error, "params": job["params"],
               "fingerprint": job["fingerprint"], "wall_seconds": time.perf_counter() - t0, "attempts": attempts,
               "launcher": used}
