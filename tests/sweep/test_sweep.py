@@ -172,11 +172,10 @@ def test_time_limit_records_timeout_and_removes_partial_output(tmp_path):
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [run.name + ".failed"]
 
 
-@pytest.mark.parametrize("launcher", ["forkserver", "process"])
-def test_stop_runs_kills_the_running_simulation_without_a_retry(tmp_path, launcher):
-    """Ctrl-C on a local cluster (worker threads in the sweep's process): ``task.stop_runs`` kills the simulation a
-    task waits on; the task returns at once as interrupted, retries nothing and leaves only its temporary
-    directory (removed by the sweep)."""
+def _stopped_run(tmp_path, stop, launcher="auto") -> tuple[dict, str]:
+    """Start a long run (about 12 s warm) as a worker thread would (``execute_run``), call ``stop(proc)`` once its
+    simulation process has run for a while, and return (the result, the run's name) once the task returned;
+    asserts that it returned within 5 s of the stop."""
     import threading
 
     from ipcsim.sweep import task
@@ -193,18 +192,38 @@ def test_stop_runs_kills_the_running_simulation_without_a_retry(tmp_path, launch
         deadline = time.monotonic() + 60
         while not task._LIVE and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert task._LIVE, "the simulation did not start"
-        time.sleep(0.5)
+        (proc,) = list(task._LIVE)
+        time.sleep(1.0)  # the command is running (its Ctrl-C handler installed)
         t0 = time.monotonic()
-        task.stop_runs()
+        stop(proc)
         worker.join(30)
-        assert not worker.is_alive() and time.monotonic() - t0 < 5  # the whole run: about 12 s warm
+        assert not worker.is_alive() and time.monotonic() - t0 < 5
     finally:
         task.stop_runs()
         worker.join()
         task.allow_runs()
-    assert (out["status"], out["attempts"]) == ("interrupted", 1) and not task._LIVE
-    assert [p.name for p in (tmp_path / "runs").iterdir()] == [".tmp-" + run.name]
+    assert not task._LIVE
+    return out, run.name
+
+
+@pytest.mark.parametrize("launcher", ["forkserver", "process"])
+def test_stop_runs_kills_the_running_simulation_without_a_retry(tmp_path, launcher):
+    """Ctrl-C on a local cluster (worker threads in the sweep's process): ``task.stop_runs`` kills the simulation a
+    task waits on; the task returns at once as interrupted, retries nothing and leaves only its temporary
+    directory (removed by the sweep)."""
+    from ipcsim.sweep import task
+
+    out, name = _stopped_run(tmp_path, lambda proc: task.stop_runs(), launcher)
+    assert (out["status"], out["attempts"]) == ("interrupted", 1), out
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == [".tmp-" + name]
+
+
+def test_simulation_stopped_by_sigint_is_interrupted_not_failed(tmp_path):
+    """Ctrl-C in a terminal reaches the simulation as well (its process group): a child that exits with the
+    command's Ctrl-C status 130 leaves no .failed directory and is not retried."""
+    out, name = _stopped_run(tmp_path, lambda proc: os.kill(proc.pid, signal.SIGINT))
+    assert (out["status"], out["attempts"]) == ("interrupted", 1), out
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == [".tmp-" + name]
 
 
 @pytest.mark.parametrize("params, message", [

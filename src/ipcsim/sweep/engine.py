@@ -143,10 +143,11 @@ class _Book:
                                                            "[{elapsed}<{remaining}{postfix}]")
 
     def directory(self, run) -> str:
-        """The run's directory relative to OUT ("" while it has no result)."""
+        """The run's directory relative to OUT ("" while it has no result, or was interrupted)."""
         res = self.results.get(run.index)
-        suffix = "" if res is None or res.get("status") == "ok" else FAILED_SUFFIX
-        return f"runs/{run.name}{suffix}" if res is not None else ""
+        if res is None or res.get("status") == "interrupted":  # no directory: an interrupted run leaves none
+            return ""
+        return f"runs/{run.name}{'' if res.get('status') == 'ok' else FAILED_SUFFIX}"
 
     def rows(self) -> list[dict]:
         """The table rows of every run, in run order."""

@@ -27,6 +27,8 @@ from .. import io_frames
 from .metrics import compute_metrics, run_statistics
 
 RESULT = "result.json"
+#: exit status of an ``ipcsim`` command stopped by Ctrl-C (SIGINT): the run is "interrupted", not failed
+INTERRUPTED_STATUS = 130
 FAILED_SUFFIX = ".failed"
 TMP_PREFIX = ".tmp-"
 #: environment of the simulation process: one thread for Numba, OpenMP, MKL and OpenBLAS (one run per core)
@@ -49,7 +51,8 @@ def _die_with_parent():
 def _simulate(scene_file: Path, out: Path, time_limit: float | None, launcher: str = "auto") -> tuple[str, str, str]:
     """Run ``ipcsim run scene_file -o out --quiet`` in a child process; (status, error, launcher used):
     status, error ("ok", ""),
-    ("failed", last stderr line), ("timeout", ...) or ("died", ...) for a child killed by a signal.
+    ("failed", last stderr line), ("timeout", ...), ("died", ...) for a child killed by a signal, or ("interrupted",
+    ...) for a child stopped by SIGINT (exit status 130).
     launcher: "forkserver" (forked from a server with the modules loaded; Linux/macOS), "process" (a fresh
     ``python -m ipcsim``) or "auto" (forkserver where this process may have children, else process)."""
     kind, used = None, "forkserver"
@@ -66,6 +69,8 @@ def _simulate(scene_file: Path, out: Path, time_limit: float | None, launcher: s
         return "timeout", f"exceeded the time limit of {time_limit:g} s", used
     if rc == 0:
         return "ok", "", used
+    if rc == INTERRUPTED_STATUS:  # Ctrl-C in a terminal reaches the whole process group, the simulation too
+        return "interrupted", "the simulation was interrupted (SIGINT)", used
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.startswith("error:")]
     text = (errors or lines or [f"exit status {rc}"])[-1]
