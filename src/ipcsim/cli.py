@@ -464,8 +464,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep = sub.add_parser("sweep", parents=[debug], help="run a parameter sweep on a Dask cluster",
                            description="Run every run of a sweep spec (JSON: base scene, parameters by key path, "
                                        "metrics; docs/sweeps.md) on a local Dask cluster (one worker thread per "
-                                       "core, each run its own process) or a running one, into OUT/runs/<run> with OUT/summary.csv. Exit "
-                                       "status 1 when a run failed (its error is in the table).")
+                                       "core, each run its own process) or a running one, into OUT/runs/<run> "
+                                       "with OUT/summary.csv. Exit status 1 when a run failed (its error is in "
+                                       "the table).")
     sweep.add_argument("spec", metavar="SPEC", help="sweep spec (.json)")
     sweep.add_argument("-o", "--output", metavar="OUT", help="output directory (default: the spec's \"output\")")
     sweep.add_argument("--workers", type=int, metavar="N", help="local workers (default: one per core)")

@@ -490,7 +490,6 @@ class NewtonSolver:
                 break
         return x, e, ev, started_converged
 
-
     def _line_search(self, potential, x, p, alpha, e, candidates, stats):
         """Backtracking from the CCD/inversion bound alpha until the energy is at most e, then, if a trial was
         rejected, ``LINE_SEARCH_REFINEMENTS`` bisections of [accepted, rejected] that keep the lowest energy.

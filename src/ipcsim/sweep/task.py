@@ -258,20 +258,15 @@ def execute_run(job: dict) -> dict:
         tmp.mkdir(parents=True)
         scene_file = tmp / ".scene-input.json"
         io_frames.write_json(scene_file, job["scene"])
-        if _STOPPING.is_set():
-            status, error = "interrupted", "the sweep was stopped"
-            break
         status, error, used = _simulate(scene_file, tmp, job.get("time_limit"), job.get("launcher", "auto"))
         scene_file.unlink(missing_ok=True)
-        if _STOPPING.is_set():  # killed by stop_runs: no retry, no result; the sweep removes RUNS/.tmp-<name>
+        if _STOPPING.is_set():  # killed by stop_runs (or at its start, ``_track``): no retry
             status, error = "interrupted", "the sweep was stopped"
-    if status == "interrupted":
-        return {"run": name, "index": job["index"], "status": status, "error": error, "params": job["params"],
-                "fingerprint": job["fingerprint"], "wall_seconds": time.perf_counter() - t0,
-                "attempts": attempts, "launcher": used}
     result = {"run": name, "index": job["index"], "status": status, "error": error, "params": job["params"],
               "fingerprint": job["fingerprint"], "wall_seconds": time.perf_counter() - t0, "attempts": attempts,
               "launcher": used}
+    if status == "interrupted":  # no result.json: the sweep removes RUNS/.tmp-<name>
+        return result
     try:
         result.update(run_statistics(tmp))
         if status == "ok":
