@@ -184,7 +184,8 @@ def test_vertex_mu_blending_matches_ipctk(scene):
 
 
 def test_plane_vertex_matches_ipctk_single_collision():
-    """ipctk's TangentialCollisions has no plane-vertex friction; compare one PlaneVertexTangentialCollision."""
+    """One PlaneVertexTangentialCollision at a time (ipctk's TangentialCollisions holds such stencils, reached by
+    index only: its *_collisions lists show the mesh kinds; test_half_space_ipctk.py compares the whole set)."""
     rng = np.random.default_rng(9)
     x = np.zeros((6, 3))
     x[:, 0], x[:, 1] = np.arange(6) % 3 * 0.5, np.arange(6) // 3 * 0.5  # 0.5 apart: no vertex-vertex pairs
