@@ -1,6 +1,6 @@
-"""Checks of a scene before its first step: degenerate or inverted tets, non-manifold surfaces, initial
-intersections (between triangles or with half-space obstacles), and bodies closer than dhat (a warning: the
-barrier is already active there and pushes them apart in the first step)."""
+"""Checks of a scene before its first step: degenerate or inverted tets, open surfaces, non-manifold surfaces (a
+warning), initial intersections (between triangles or with half-space obstacles), and bodies closer than dhat (a
+warning: the barrier is already active there and pushes them apart in the first step)."""
 from __future__ import annotations
 
 import math
@@ -77,28 +77,51 @@ def check_tets(model, x: np.ndarray, report: SanityReport, relative_volume: floa
 
 
 def check_manifold(mesh, report: SanityReport) -> None:
-    """Errors for surface edges shared by more than two faces (non-manifold), vertices whose faces form several
-    fans, and, for simulated (tet-mesh) bodies, edges with a single face (an open surface where a closed one
-    is expected)."""
+    """Warnings for surface edges shared by more than two faces and for vertices whose faces form several fans
+    (pinched), one per body and kind, naming them; errors for simulated bodies' edges with a single face (an open
+    surface where a closed one is expected).
+
+    Contact needs no manifold surface (every primitive pair of a triangle soup gets its barrier and CCD), so
+    obstacles like IPC's ``hole.obj`` run. A simulated body needs a surface that bounds its volume: tet bodies
+    take their boundary from the tets (always closed; non-manifold only where parts of the mesh meet at a lone
+    vertex or edge, a hinge with no elastic stiffness: a warning); closed-surface bodies (embedded, affine) are
+    checked when loaded (``scene.mesh_files.closed_surface``): their inside and volume need every edge in exactly
+    two faces of opposite orientation. See docs/scenes.md, "Non-manifold meshes".
+    """
     if mesh.n_faces == 0:
         return
     count = np.bincount(mesh.face_edges.ravel(), minlength=mesh.n_edges)
-    for e in np.flatnonzero(count > 2):
-        a, b = mesh.edges[e]
-        report.errors.append(f"edge {e} (vertices {a}, {b}) of body {mesh.body[a]} is non-manifold: "
-                             f"shared by {count[e]} faces")
     has_face = np.zeros(mesh.n_edges, bool)
     has_face[mesh.face_edges.ravel()] = True
     for e in np.flatnonzero((count == 1) & ~mesh.edge_is_obstacle & has_face):
         a, b = mesh.edges[e]
         report.errors.append(f"edge {e} (vertices {a}, {b}) of body {mesh.body[a]} bounds a single face: the "
                              f"body's surface is not closed")
+    bad_edges = np.flatnonzero(count > 2)
     on_bad_edge = np.zeros(mesh.n_vertices, bool)
-    on_bad_edge[mesh.edges[count > 2].ravel()] = True  # already reported with their edge
-    for v in non_manifold_vertices(mesh.faces, mesh.face_edges, mesh.n_vertices):
-        if on_bad_edge[v]:
-            continue
-        report.errors.append(f"vertex {v} of body {mesh.body[v]} is non-manifold: its faces form separate fans")
+    on_bad_edge[mesh.edges[bad_edges].ravel()] = True  # named with their edge
+    pinched = [v for v in non_manifold_vertices(mesh.faces, mesh.face_edges, mesh.n_vertices) if not on_bad_edge[v]]
+    for body in np.unique(mesh.body):
+        edges = [int(e) for e in bad_edges if mesh.body[mesh.edges[e, 0]] == body]
+        verts = [int(v) for v in pinched if mesh.body[v] == body]
+        obstacle = bool(np.all(mesh.is_obstacle[mesh.body == body]))
+        what, note = ("obstacle body", _NOTE_OBSTACLE) if obstacle else ("body", _NOTE_BODY)
+        if edges:
+            report.warnings.append(f"{what} {body} has {len(edges)} non-manifold edge(s) shared by more than two "
+                                   f"faces: {_listing(edges, lambda e: f'{e} {tuple(mesh.edges[e].tolist())}')}"
+                                   f"{note}")
+        if verts:
+            report.warnings.append(f"{what} {body} has {len(verts)} pinched vertex(es) whose faces form separate "
+                                   f"fans: {_listing(verts, str)}{note}")
+
+
+_NOTE_OBSTACLE = " (contact works on any triangle soup: it runs)"
+_NOTE_BODY = " (parts of the body meet only there: a tet mesh's parts joined at a lone vertex or edge turn freely about it)"
+
+
+def _listing(items, name, limit: int = 10) -> str:
+    shown = ", ".join(name(i) for i in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def non_manifold_vertices(faces: np.ndarray, face_edges: np.ndarray, n_vertices: int) -> np.ndarray:
