@@ -116,7 +116,8 @@ def check_manifold(mesh, report: SanityReport) -> None:
 
 
 _NOTE_OBSTACLE = " (contact works on any triangle soup: it runs)"
-_NOTE_BODY = " (parts of the body meet only there: a tet mesh's parts joined at a lone vertex or edge turn freely about it)"
+_NOTE_BODY = (" (parts of the body meet only there: a tet mesh's parts joined at a lone vertex or edge turn freely "
+              "about it)")
 
 
 def _listing(items, name, limit: int = 10) -> str:

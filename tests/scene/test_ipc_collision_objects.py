@@ -2,7 +2,6 @@
 relative to the bodies' rest-space bounding box, IPC's ``Mesh::matSpaceBBoxSize2(3)``), and IPC's Erleben
 spike-in-a-hole test, whose ``hole.obj`` has four pinched vertices (a warning, and it runs)."""
 import math
-import shutil
 import warnings
 from pathlib import Path
 
