@@ -1,5 +1,5 @@
-"""examples/scenes/teddy_grasp.json is ``ipcsim demo teddy-grasp`` (mode low) written as a scene: the same model
-as ``demo_grasp.build_grasp`` and the same first steps."""
+"""examples/scenes/teddy_grasp.json is ``ipcsim demo teddy-grasp --setup legacy`` (mode low) written as a scene: the
+same model as ``demo_grasp.build_grasp`` and the same first steps."""
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +17,7 @@ ATOL = 1e-15
 @pytest.fixture(scope="module")
 def pair():
     sim = load_scene(SCENE).build()
-    ref, _ = teddy_grasp(GraspParameters(mode="low"))
+    ref, _ = teddy_grasp(GraspParameters(mode="low", setup="legacy"))
     return sim, ref
 
 
