@@ -14,11 +14,13 @@ hold it (``ipcsim demo teddy-grasp``), in two set-ups (``GraspParameters.setup``
 - stiffness (Rayleigh) damping 0.05 s on both bodies (``GraspParameters.damping_stiffness``, see
   ``_damping_options``);
 - contact dhat 1e-3 m, friction mu 1 everywhere (teddy-bubble, teddy-ground), eps_v 1e-3 m/s, gravity 9.81 m/s^2,
-  implicit Euler. kappa: the paper gives 1e4 kg/s^2 for the original barrier (energy kappa b(d)); ipcsim's is
-  the convergent barrier with area weights A [m^2] (energy kappa A b(d^2) / dhat^3, kappa [Pa]), so the two agree
-  only for one contact area (kappa_Pa = kappa_orig dhat^3 / A, 6e-5 Pa for A = 1.6e-4 m^2, the teddy's mean
-  surface-vertex area: a contact layer about 1e8 times softer than the bubble). We keep kappa = 1e4 Pa, the
-  bubble's own modulus (``docs/contact.md``: kappa about 0.1 E of the softer side is the project's rule).
+  implicit Euler. kappa: the paper gives 1e4 kg/s^2 for the original barrier (energy kappa b(d) with
+  b(d) = -(d - dhat)^2 ln(d / dhat) [m^2]); ipcsim's is the convergent barrier on squared distances with area
+  weights A [m^2] (energy kappa A b2(d^2) / dhat^3 with b2 = -(d^2 - dhat^2)^2 ln(d^2 / dhat^2) = 2 (d + dhat)^2 b(d),
+  kappa [Pa]). The two energies agree for kappa_Pa = kappa_orig dhat^3 / (2 A (d + dhat)^2): from
+  kappa_orig dhat / (8 A) at d = dhat to kappa_orig dhat / (2 A) at d = 0, 6.6e3 to 2.6e4 Pa for the teddy's mean
+  surface-vertex area A = 1.9e-4 m^2 (0.0588 m^2 over 312 vertices). We keep kappa = 1e4 Pa, inside that range
+  (and the bubbles' modulus).
 
 "legacy" is the set-up of issue #12 (the figures of docs/convergence.md, benchmarks/bench_grasp.py's history and
 benchmarks/bench_hessian_scatter.py were measured with it): hand-made half-ellipsoid bubbles (base 0.1 x 0.15 m,
