@@ -96,8 +96,8 @@ def main() -> None:
     # (x, y, z): the same elevation and azimuth with z vertical see Drake's scene from the same side
     a.view_init(elev=20, azim=-60, vertical_axis="y")
     b.view_init(elev=20, azim=-60, vertical_axis="z")
-    fig.tight_layout()
-    fig.savefig(args.out, dpi=110)
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 0.96))
+    fig.savefig(args.out, dpi=90)
     print(f"wrote {args.out}; largest frame-0 difference {err:.2e} m")
 
 
