@@ -1,6 +1,7 @@
-"""Teddy-grasp benchmark (issue #12, Embedded IPC 004 §IV-A): the bubble gripper squeezes, lifts and holds the soft
-teddy (``ipcsim.demo_grasp``: 4 s simulated, kappa 1e4 Pa, dhat 1e-3 m, mu 1, eps_v 1e-3 m/s), with the teddy
-embedded at low resolution and, side by side in the same run, in full space.
+"""Teddy-grasp benchmark (issues #12, #23, Embedded IPC 004 §IV-A): the bubble gripper squeezes, lifts and holds the
+soft teddy (``ipcsim.demo_grasp``: 4 s simulated, kappa 1e4 Pa, dhat 1e-3 m, mu 1, eps_v 1e-3 m/s; the paper set-up
+by default, ``--setup legacy`` for issue #12's), with the teddy embedded at low resolution and, side by side in the
+same run, in full space.
 
 For each mode: one untimed step first (Numba cache loading), then the whole run from t = 0 timed step by step;
 printed: wall time, steps, Newton iterations, the per-step time split (StepStats: contact = active set and
@@ -12,10 +13,11 @@ bookkeeping) and how far the teddy rose (its surface centroid, against the 0.12 
     real-time factor: X      simulated time / wall time of the low embedding (target 2.0 or more on this 2-core
                              machine; the paper: 1.8 on 16 cores)
 
-The bubbles are the demo's (neo-Hookean, inversion-free); --bubble-material LCR gives the paper's linear corotated
-bubbles, which invert in the squeeze (``demo_grasp`` module docstring) and cost more Newton iterations.
+The bubbles are the set-up's (paper: linear corotated, as in the paper, which invert in the squeeze; legacy:
+neo-Hookean); --bubble-material overrides it.
 
-Usage: python benchmarks/bench_grasp.py [--dt 0.02] [--end-time 4] [--modes low,full] [--bubble-material NH]
+Usage: python benchmarks/bench_grasp.py [--setup paper] [--dt 0.02] [--end-time 4] [--modes low,full]
+       [--bubble-material LCR]
 """
 from __future__ import annotations
 
@@ -29,9 +31,9 @@ from ipcsim.demo_grasp import LIFT_HEIGHT, GraspParameters, teddy_grasp
 SPLIT = ("contact", "linear_solve", "ccd", "line_search", "other")
 
 
-def run(mode: str, dt: float, end_time: float, bubble_material: str = "NH") -> dict:
+def run(mode: str, dt: float, end_time: float, bubble_material: str | None = None, setup: str = "paper") -> dict:
     """Simulate one mode; returns wall [s], steps, iterations, the summed split [s] and the teddy's rise [m]."""
-    params = GraspParameters(mode=mode, dt=dt, end_time=end_time, bubble_material=bubble_material)
+    params = GraspParameters(mode=mode, dt=dt, end_time=end_time, bubble_material=bubble_material, setup=setup)
     warmup, _ = teddy_grasp(params)
     warmup.solver.step(warmup.state, warmup.state.copy(), None, dt)  # untimed: loads the Numba cache
     sim, _ = teddy_grasp(params)  # a fresh solver and state
@@ -64,10 +66,14 @@ def main() -> None:
     ap.add_argument("--dt", type=float, default=0.02)
     ap.add_argument("--end-time", type=float, default=4.0)
     ap.add_argument("--modes", default="low,full", help="comma-separated modes; low and full give the ratios")
-    ap.add_argument("--bubble-material", default="NH", help="the bubbles' material (NH: the demo's; LCR: the paper's)")
+    ap.add_argument("--setup", choices=("paper", "legacy"), default="paper")
+    ap.add_argument("--bubble-material", default=None,
+                    help="the bubbles' material (default: the set-up's, LCR in the paper's, NH in the legacy one)")
     args = ap.parse_args()
-    print(f"teddy grasp, h = {args.dt} s, {args.end_time} s simulated, bubbles {args.bubble_material}")
-    results = {mode: run(mode, args.dt, args.end_time, args.bubble_material) for mode in args.modes.split(",")}
+    material = GraspParameters(setup=args.setup, bubble_material=args.bubble_material).bubble_material
+    print(f"teddy grasp, {args.setup} set-up, h = {args.dt} s, {args.end_time} s simulated, bubbles {material}")
+    results = {mode: run(mode, args.dt, args.end_time, args.bubble_material, args.setup)
+               for mode in args.modes.split(",")}
     if "full" in results and "low" in results:
         print(f"embedded speedup: {results['full']['wall'] / results['low']['wall']:.2f}")
     if "low" in results:

@@ -149,7 +149,8 @@ def _run(args) -> int:
 def _face_options(args, what: str, refused) -> None:
     """_UserError naming the first of the options ``refused`` given on the command line."""
     given = {"--dt": args.dt is not None, "--end-time": args.end_time is not None, "--resume": args.resume,
-             "--mode": getattr(args, "mode", None) is not None, "--mu": getattr(args, "mu", None) is not None}
+             "--mode": getattr(args, "mode", None) is not None, "--mu": getattr(args, "mu", None) is not None,
+             "--setup": getattr(args, "setup", None) is not None}
     for flag in refused:
         if given[flag]:
             raise _UserError(f"{what} has no {flag} (frames, not time steps: see docs/face.md)")
@@ -159,7 +160,7 @@ def _face_demo(args) -> int:
     """``ipcsim demo face [--frames N] [--solver direct|pcg|schur|woodbury] [--device cpu|gpu]``."""
     from .demo_face import DEFAULT_FRAMES, demo_scene
 
-    _face_options(args, "demo face", ("--dt", "--end-time", "--resume", "--mode", "--mu"))
+    _face_options(args, "demo face", ("--dt", "--end-time", "--resume", "--mode", "--mu", "--setup"))
     frames = DEFAULT_FRAMES if args.frames is None else args.frames
     scene = demo_scene(frames, args.solver or "woodbury", render=not args.no_render, device=args.device or "cpu")
     if args.volume:
@@ -207,8 +208,9 @@ def _demo(args) -> int:
         raise _UserError(f"demo {name}: --frames, --solver and --device are options of the face demo")
     if name == "teddy-grasp":
         return _teddy_grasp(args)
-    if args.mode is not None or args.mu is not None or args.bubble_material is not None:
-        raise _UserError(f"demo {name}: --mode, --mu and --bubble-material are options of the teddy-grasp demo")
+    if args.mode is not None or args.mu is not None or args.bubble_material is not None or args.setup is not None:
+        raise _UserError(f"demo {name}: --setup, --mode, --mu and --bubble-material are options of the teddy-grasp "
+                         "demo")
     path = demo_path(name)
     sim, data = load_simulation(path, args.end_time, args.dt, args.volume or None, False if args.no_render else None)
     return _execute(sim, data, args, f"demo {name}", demo=name)
@@ -228,13 +230,14 @@ def _demo_scene(path) -> dict | None:
 
 
 def _teddy_grasp(args, scene=None) -> int:
-    """``ipcsim demo teddy-grasp [--mode full|medium|low] [--dt H] [--mu MU] [--bubble-material M] [--end-time T]``,
-    or ``ipcsim run OUT/scene.json`` of such a run (scene: (its path, its parsed data); then the options)."""
+    """``ipcsim demo teddy-grasp [--setup paper|legacy] [--mode full|medium|low] [--dt H] [--mu MU]
+    [--bubble-material M] [--end-time T]``, or ``ipcsim run OUT/scene.json`` of such a run (scene: (its path, its
+    parsed data); then the options)."""
     from .demo_grasp import GraspParameters, grasp_parameters, teddy_grasp
 
     scene_file = None if scene is None else scene[0]
     if scene is None:
-        p = GraspParameters(mode=args.mode or "low")
+        p = GraspParameters(mode=args.mode or "low", setup=args.setup or "paper")
     else:
         try:
             p = grasp_parameters(scene[1])
@@ -455,9 +458,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="teddy-grasp: the teddy in full space, or embedded at medium or low resolution "
                            "(default low)")
     demo.add_argument("--mu", type=float, metavar="MU", help="teddy-grasp: friction coefficient (default 1)")
+    demo.add_argument("--setup", choices=("paper", "legacy"), default=None,
+                      help="teddy-grasp: paper (default: Drake's bubbles, poses and gripper motion, 004 §IV-A) or "
+                           "legacy (issue #12's hand-made bubbles)")
     demo.add_argument("--bubble-material", choices=("NH", "SNH", "LCR", "FCR"), default=None,
-                      help="teddy-grasp: the bubbles' material (default NH, inversion-free; LCR: the paper's, "
-                           "whose bubbles invert in the squeeze)")
+                      help="teddy-grasp: the bubbles' material (default: LCR, the paper's, in the paper set-up; NH "
+                           "in the legacy one)")
     _face_demo_arguments(demo)
     demo.set_defaults(func=_demo)
 

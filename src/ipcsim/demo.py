@@ -19,8 +19,8 @@ DEMOS = {
 }
 #: demos built in Python (name -> description): ``ipcsim.demo_grasp``, ``ipcsim.demo_face``
 BUILT_DEMOS = {
-    "teddy-grasp": "two soft bubbles grasp, lift and hold a soft teddy bear (Embedded IPC; 4 s, 200 steps; "
-                   "--mode full|medium|low, --dt, --mu)",
+    "teddy-grasp": "two soft bubbles grasp, lift and hold a soft teddy bear (Embedded IPC and Drake's bubble "
+                   "gripper; 4 s, 200 steps; --setup paper|legacy, --mode full|medium|low, --dt, --mu)",
     "face": "the small ICT face's lips press and roll on each other (Projective Dynamics + IPC on the lips' "
             "collision proxy; 10 of the 50 expression frames; --frames, --solver)",
 }

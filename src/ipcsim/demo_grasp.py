@@ -1,50 +1,70 @@
 """The teddy grasp of Embedded IPC (004 §IV-A): two soft bubbles squeeze a soft teddy bear on the ground, lift it and
-hold it (``ipcsim demo teddy-grasp``).
+hold it (``ipcsim demo teddy-grasp``), in two set-ups (``GraspParameters.setup``).
 
-Set-up (y up; the paper's squeezing axis y is our x, its lifting axis z our y):
-- teddy: the paper's high-resolution mesh (410 vertices, 1,207 tets, shipped in ``data/demos/meshes/teddy``),
-  linear corotated, E 5e4 Pa, nu 0.45, rho 1e3 kg/m^3, resting on the ground; mode "full" simulates it in full
-  space, "medium" and "low" embed it in voxel cages (``ModelBuilder.add_embedded_body``; see ``MODES``);
-- two bubbles: solid half ellipsoids (base 0.1 x 0.15 m, 0.03 m deep, 67 surface vertices and one inner vertex,
-  ``geometry.shapes.half_ellipsoid_tet_mesh``), E 1e4 Pa, nu 0.45, rho 10 kg/m^3, whose flat back faces are
-  position-controlled (keyframed Dirichlet sets): their tips close from 0.12 m to 0.04 m apart over 1.5 s (the
-  squeeze), lift 0.12 m over 1.5 s, hold for 1 s. Their material is neo-Hookean by default (``bubble_material``),
-  not the paper's linear corotated: the squeeze presses each tip 3.3 cm into the 10.6 cm wide teddy, and the
-  3 cm deep linear-corotated bubbles, which nothing keeps from inverting, turn up to 28 of their tets inside out (volume
-  ratios down to -1.3 from t = 1.2 s on); neo-Hookean's log-barrier on the volume and the solver's inversion bound
-  keep every tet positive (``bubble_material="LCR"`` reproduces the paper's setting; docs/embedded.md);
-- contact kappa 1e4 Pa, dhat 1e-3 m, friction mu 1 everywhere (teddy-bubble, teddy-ground), eps_v 1e-3 m/s,
-  gravity 9.81 m/s^2, implicit Euler with h = 0.005, 0.01 or 0.02 s.
+"paper" (the default) is the paper's and Drake's ``bubble_gripper`` scene, mapped from Drake's z-up frame into ours
+(``grasp_paper``: every pose and figure with its source; ``drake_to_ipcsim``, ``drake_grasp_geometry``):
+- teddy: the paper's high-resolution mesh (410 vertices, 1,207 tets, shipped in ``data/demos/meshes/teddy``) at
+  Drake's pose, 5.8 mm above Drake's ground (it drops onto it first), linear corotated, E 5e4 Pa, nu 0.45,
+  rho 1e3 kg/m^3; mode "full" simulates it in full space, "medium" and "low" embed it in voxel cages of the
+  paper's sizes (173 and 34 vertices asked, ``MODES``; ``ModelBuilder.add_embedded_body``);
+- two bubbles: Drake's ``bubble.vtk`` (67 vertices, 212 tets, ``data/demos/meshes/drake``) at Drake's poses,
+  linear corotated, E 1e4 Pa, nu 0.45, rho 10 kg/m^3; the 17 vertices of each flat base (those in Drake's fixed
+  box) follow the fingers of Drake's ``ParallelGripperController`` cut to 4 s: the fingers close from 0.12 to
+  0.04 m apart over 1.5 s, lift 0.12 m over 1.5 s, hold 1 s;
+- stiffness (Rayleigh) damping 0.05 s on both bodies (``GraspParameters.damping_stiffness``, see
+  ``_damping_options``);
+- contact dhat 1e-3 m, friction mu 1 everywhere (teddy-bubble, teddy-ground), eps_v 1e-3 m/s, gravity 9.81 m/s^2,
+  implicit Euler. kappa: the paper gives 1e4 kg/s^2 for the original barrier (energy kappa b(d) with
+  b(d) = -(d - dhat)^2 ln(d / dhat) [m^2]); ipcsim's is the convergent barrier on squared distances with area
+  weights A [m^2] (energy kappa A b2(d^2) / dhat^3 with b2 = -(d^2 - dhat^2)^2 ln(d^2 / dhat^2) = 2 (d + dhat)^2 b(d),
+  kappa [Pa]). The two energies agree for kappa_Pa = kappa_orig dhat^3 / (2 A (d + dhat)^2): from
+  kappa_orig dhat / (8 A) at d = dhat to kappa_orig dhat / (2 A) at d = 0, 6.6e3 to 2.6e4 Pa for the teddy's mean
+  surface-vertex area A = 1.9e-4 m^2 (0.0588 m^2 over 312 vertices). We keep kappa = 1e4 Pa, inside that range
+  (and the bubbles' modulus).
+
+"legacy" is the set-up of issue #12 (the figures of docs/convergence.md, benchmarks/bench_grasp.py's history and
+benchmarks/bench_hessian_scatter.py were measured with it): hand-made half-ellipsoid bubbles (base 0.1 x 0.15 m,
+0.03 m deep, ``geometry.shapes.half_ellipsoid_tet_mesh``, neo-Hookean by default: the linear-corotated ones invert
+in its squeeze), tips 0.12 -> 0.04 m apart, the teddy in its file's pose 1.5 mm above the ground, cages of cell
+size 0.030 and 0.065 m (139 / 37 vertices), no damping; y up, the squeeze along x.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from importlib import resources
-from pathlib import Path
 
 import numpy as np
 
+from . import grasp_paper
 from .energies.materials import MATERIALS
 from .geometry import load_tet_mesh
 from .geometry.shapes import half_ellipsoid_tet_mesh
+from .grasp_paper import drake_grasp_geometry, drake_to_ipcsim, teddy_mesh_path  # noqa: F401 (the grasp's API)
 from .model import ModelBuilder
 from .runner import Simulation
 
-#: mode -> voxel-cage cell size [m] of the teddy's embedding (None: full space). At these sizes the cages hold
-#: every fine vertex: medium 139 vertices / 411 tets, low 37 / 75 (the paper: 173 / 533 and 34 / 61).
-MODES = {"full": None, "medium": 0.030, "low": 0.065}
+#: mode -> the teddy's embedding in the paper set-up (None: full space; else a voxel cage with about this many
+#: vertices, ``geometry.voxel_cage.cage_for_vertex_count``). The paper: 173 / 533 and 34 / 61 (vertices / tets);
+#: the cages made here are listed in tests/test_demo_grasp.py.
+MODES = {"full": None, "medium": {"vertices": 173}, "low": {"vertices": 34}}
+#: mode -> voxel-cage cell size [m] in the legacy set-up: medium 139 vertices / 411 tets, low 37 / 75
+LEGACY_CELLS = {"full": None, "medium": 0.030, "low": 0.065}
+SETUPS = ("paper", "legacy")
 
-SQUEEZE, LIFT, HOLD = 1.5, 1.5, 1.0  # [s], the phases
+SQUEEZE, LIFT, HOLD = 1.5, 1.5, 1.0  # [s], the phases (both set-ups)
 GAP_OPEN, GAP_CLOSED, LIFT_HEIGHT = 0.12, 0.04, 0.12  # [m]
-BUBBLE_AXES, BUBBLE_DEPTH = (0.05, 0.075), 0.03  # [m]: base semi-axes (vertical, horizontal), dome height
-TEDDY_CLEARANCE = 1.5e-3  # [m], the teddy's initial height above the ground (outside dhat)
+BUBBLE_AXES, BUBBLE_DEPTH = (0.05, 0.075), 0.03  # [m], legacy bubbles: base semi-axes (vertical, horizontal), depth
+TEDDY_CLEARANCE = 1.5e-3  # [m], the legacy teddy's initial height above the ground (outside dhat)
+TEDDY_MATERIAL = dict(density=1e3, youngs_modulus=5e4, poisson_ratio=0.45, material="LCR")
+BUBBLE_MATERIAL = dict(density=10.0, youngs_modulus=1e4, poisson_ratio=0.45)
 
 
 @dataclass
 class GraspParameters:
-    """The grasp's knobs: mode (``MODES``), time step dt [s], friction mu [1], end_time [s], barrier kappa [Pa] and
-    dhat [m], friction eps_v [m/s], Newton tolerance tol (``NewtonSolver``), and the bubbles' material model
-    bubble_material ("NH" by default, inversion-free; "LCR" is the paper's, see the module docstring)."""
+    """The grasp's knobs: setup ("paper" or "legacy", module docstring), mode (``MODES``), time step dt [s],
+    friction mu [1], end_time [s], barrier kappa [Pa] and dhat [m], friction eps_v [m/s], Newton tolerance tol
+    (``NewtonSolver``), the bubbles' material model bubble_material (None: "LCR" in the paper set-up, "NH" in the
+    legacy one) and the stiffness-damping coefficient damping_stiffness [s] of both bodies (None: 0.05 s in the
+    paper set-up, 0 in the legacy one; see ``_damping_options``)."""
 
     mode: str = "low"
     dt: float = 0.02
@@ -54,48 +74,75 @@ class GraspParameters:
     dhat: float = 1e-3
     eps_v: float = 1e-3
     tol: float = 1e-2
-    bubble_material: str = "NH"
+    bubble_material: str | None = None
+    setup: str = "paper"
+    damping_stiffness: float | None = None
 
     def __post_init__(self):
+        if self.setup not in SETUPS:
+            raise ValueError(f"teddy-grasp: unknown setup {self.setup!r}; choose from {', '.join(SETUPS)}")
         if self.mode not in MODES:
             raise ValueError(f"teddy-grasp: unknown mode {self.mode!r}; choose from {', '.join(MODES)}")
+        if self.bubble_material is None:
+            self.bubble_material = "LCR" if self.setup == "paper" else "NH"
         if self.bubble_material not in MATERIALS:
             raise ValueError(f"teddy-grasp: unknown bubble material {self.bubble_material!r}; choose from "
                              f"{', '.join(sorted(MATERIALS))}")
+        if self.damping_stiffness is None:
+            self.damping_stiffness = 0.05 if self.setup == "paper" else 0.0
+        if not self.damping_stiffness >= 0:
+            raise ValueError(f"teddy-grasp: damping_stiffness must be >= 0, got {self.damping_stiffness}")
 
 
-def teddy_mesh_path() -> Path:
-    """The shipped teddy tet mesh (``data/demos/meshes/teddy/teddy.vtk``)."""
-    return Path(str(resources.files("ipcsim") / "data" / "demos" / "meshes" / "teddy" / "teddy.vtk"))
+def _damping_options(p: GraspParameters) -> dict:
+    """The one place where the grasp's stiffness damping (p.damping_stiffness [s], both bodies) reaches the model:
+    keyword arguments for ``ModelBuilder.add_body``/``add_embedded_body``. The builder has no per-body damping
+    yet, so this is empty and the grasp runs undamped; once the builder takes it, return it from here."""
+    return {}
 
 
 def _bubble_rotation(side: int) -> np.ndarray:
-    """(3, 3): the bubble's local frame (base semi-axes along local x, y; dome along +z) in the world: local x -> y
-    (vertical), local y -> +-z, dome -> +x for the left bubble (side -1), -x for the right one (side +1)."""
+    """(3, 3), legacy bubbles: the bubble's local frame (base semi-axes along local x, y; dome along +z) in the
+    world: local x -> y (vertical), local y -> +-z, dome -> +x for the left bubble (side -1), -x for the right one."""
     if side < 0:
         return np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
     return np.array([[0.0, 0.0, -1.0], [1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
 
 
 def _keyframes(side: int):
-    """(times (4,) [s], translations (4, 3) [m]) of a bubble's back face: squeeze, lift, hold."""
+    """(times (4,) [s], translations (4, 3) [m]) of a legacy bubble's back face: squeeze, lift, hold."""
     d = -side * 0.5 * (GAP_OPEN - GAP_CLOSED)
     times = np.array([0.0, SQUEEZE, SQUEEZE + LIFT, SQUEEZE + LIFT + HOLD])
     shift = np.array([[0.0, 0.0, 0.0], [d, 0.0, 0.0], [d, LIFT_HEIGHT, 0.0], [d, LIFT_HEIGHT, 0.0]])
     return times, shift
 
 
-def build_grasp(params: GraspParameters | None = None, teddy=None):
-    """The grasp's (ModelBuilder, body ids {"teddy", "left_bubble", "right_bubble"}); teddy: (vertices, tets) or
-    None for the shipped mesh."""
-    p = params or GraspParameters()
+def _add_teddy(b: ModelBuilder, p: GraspParameters, tv, tt) -> int:
+    """The teddy (placed vertices (410, 3) [m], tets) in full space or embedded as p.mode asks."""
+    kw = {**TEDDY_MATERIAL, **_damping_options(p)}
+    embedding = (MODES if p.setup == "paper" else LEGACY_CELLS)[p.mode]
+    return b.add_body(tv, tt, **kw) if embedding is None else b.add_embedded_body(tv, tt, resolution=embedding, **kw)
+
+
+def _build_paper(p: GraspParameters, b: ModelBuilder, teddy=None) -> dict:
+    """The paper set-up (module docstring) into b; teddy: (vertices in Drake's frame [m], tets) or None."""
+    geo = drake_grasp_geometry()
+    tv, tt = geo["teddy"] if teddy is None else teddy
+    ids = {"teddy": _add_teddy(b, p, drake_to_ipcsim(tv), tt)}
+    for name in grasp_paper.BUBBLE_POSES:
+        bv, bt = geo[name]
+        body = b.add_body(drake_to_ipcsim(bv), bt, material=p.bubble_material, **BUBBLE_MATERIAL,
+                          **_damping_options(p))
+        b.add_dirichlet(body, indices=geo["fixed"][name], keyframes=grasp_paper.finger_keyframes(name))
+        ids[name] = body
+    return ids
+
+
+def _build_legacy(p: GraspParameters, b: ModelBuilder, teddy=None) -> dict:
+    """The legacy set-up (module docstring) into b; teddy: (vertices, tets) or None for the shipped mesh."""
     tv, tt = load_tet_mesh(teddy_mesh_path()) if teddy is None else teddy
     tv = tv + [0.0, TEDDY_CLEARANCE - tv[:, 1].min(), 0.0]  # resting just above dhat: settles in the first steps
-    b = ModelBuilder(gravity=(0.0, -9.81, 0.0))
-    b.add_ground(0.0)
-    kw = dict(density=1e3, youngs_modulus=5e4, poisson_ratio=0.45, material="LCR")
-    cell = MODES[p.mode]
-    ids = {"teddy": b.add_body(tv, tt, **kw) if cell is None else b.add_embedded_body(tv, tt, resolution=cell, **kw)}
+    ids = {"teddy": _add_teddy(b, p, tv, tt)}
     lo, hi = tv.min(axis=0), tv.max(axis=0)
     centre_y, centre_z = 0.5 * (lo[1] + hi[1]) - 0.012, 0.5 * (lo[2] + hi[2])
     bv, bt = half_ellipsoid_tet_mesh(BUBBLE_AXES, BUBBLE_DEPTH)
@@ -103,10 +150,19 @@ def build_grasp(params: GraspParameters | None = None, teddy=None):
     for name, side in (("left_bubble", -1), ("right_bubble", 1)):
         base_x = side * (0.5 * GAP_OPEN + BUBBLE_DEPTH)
         body = b.add_body(bv, bt, rotation=_bubble_rotation(side), translation=(base_x, centre_y, centre_z),
-                          density=10.0, youngs_modulus=1e4, poisson_ratio=0.45, material=p.bubble_material)
+                          material=p.bubble_material, **BUBBLE_MATERIAL, **_damping_options(p))
         b.add_dirichlet(body, indices=back, keyframes=_keyframes(side))
         ids[name] = body
-    return b, ids
+    return ids
+
+
+def build_grasp(params: GraspParameters | None = None, teddy=None):
+    """The grasp's (ModelBuilder, body ids {"teddy", "left_bubble", "right_bubble"}); teddy: (vertices, tets) or
+    None for the shipped mesh (in Drake's frame for the paper set-up, in its file's frame for the legacy one)."""
+    p = params or GraspParameters()
+    b = ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_ground(0.0)
+    return b, (_build_paper if p.setup == "paper" else _build_legacy)(p, b, teddy)
 
 
 def teddy_grasp(params: GraspParameters | None = None, teddy=None) -> tuple[Simulation, dict]:
@@ -119,8 +175,9 @@ def teddy_grasp(params: GraspParameters | None = None, teddy=None) -> tuple[Simu
     solver = ImplicitEulerSolver(model, ContactParameters(dhat=p.dhat, kappa=p.kappa),
                                  friction=FrictionParameters(mu=p.mu, eps_v=p.eps_v), tol=p.tol)
     every = max(1, int(round(0.02 / p.dt)))
-    sim = Simulation(model, state, solver, p.dt, p.end_time, {"every": every, "render": True},
-                     name=f"teddy-grasp-{p.mode}", body_names=list(ids))
+    name = f"teddy-grasp-{p.mode}" if p.setup == "paper" else f"teddy-grasp-legacy-{p.mode}"
+    sim = Simulation(model, state, solver, p.dt, p.end_time, {"every": every, "render": True}, name=name,
+                     body_names=list(ids))
     return sim, grasp_scene_data(p, sim.name)
 
 
@@ -146,4 +203,5 @@ def grasp_parameters(data: dict) -> GraspParameters:
         given["end_time"] = float(time["end"])
     if "dt" in time:
         given["dt"] = float(time["dt"])
+    given.setdefault("setup", "legacy")  # a scene.json written before the paper set-up existed
     return GraspParameters(**given)

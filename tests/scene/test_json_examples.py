@@ -31,6 +31,8 @@ FEATURES = {  # example file -> keys it must exercise (so every documented featu
                              "bodies.mesh(closed triangle surface)", "affine.stiffness"],
     "teddy_grasp.json": ["embedding.resolution", "dirichlet.keyframes", "keyframes.translations",
                          "mesh.half_ellipsoid"],
+    "teddy_grasp_paper.json": ["embedding.vertices", "dirichlet.indices", "dirichlet.keyframes",
+                               "transform.rotation"],
 }
 
 

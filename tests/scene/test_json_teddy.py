@@ -1,5 +1,6 @@
-"""examples/scenes/teddy_grasp.json is ``ipcsim demo teddy-grasp`` (mode low) written as a scene: the same model
-as ``demo_grasp.build_grasp`` and the same first steps."""
+"""examples/scenes/teddy_grasp_paper.json is ``ipcsim demo teddy-grasp`` (the paper set-up, mode low) written as a
+scene, examples/scenes/teddy_grasp.json the same for ``--setup legacy``: the same models as ``demo_grasp.build_grasp``
+and the same first steps."""
 from pathlib import Path
 
 import numpy as np
@@ -8,23 +9,26 @@ import pytest
 from ipcsim.demo_grasp import GraspParameters, teddy_grasp
 from ipcsim.scene import load_scene
 
-SCENE = Path(__file__).resolve().parents[2] / "examples" / "scenes" / "teddy_grasp.json"
-# the scene writes the demo's computed placements rounded to 10 significant digits (e.g. 0.000723576 for
-# 0.0007235760000000001): positions agree to a few ulps [m]
+SCENES = Path(__file__).resolve().parents[2] / "examples" / "scenes"
+# the legacy scene writes the demo's computed placements rounded to 10 significant digits (e.g. 0.000723576 for
+# 0.0007235760000000001), the paper scene its rotation matrices and translations in full (applied in one step
+# instead of Drake's pose then the frame change: measured 1.4e-17 m): positions agree to a few ulps [m]
 ATOL = 1e-15
+#: scene file -> (setup, nodes (teddy cage + 2 bubbles), fixed vertices per bubble)
+CASES = {"teddy_grasp_paper.json": ("paper", 31 + 2 * 67, 17), "teddy_grasp.json": ("legacy", 37 + 2 * 68, 28)}
 
 
-@pytest.fixture(scope="module")
-def pair():
-    sim = load_scene(SCENE).build()
-    ref, _ = teddy_grasp(GraspParameters(mode="low"))
-    return sim, ref
+@pytest.fixture(scope="module", params=list(CASES))
+def pair(request):
+    sim = load_scene(SCENES / request.param).build()
+    ref, _ = teddy_grasp(GraspParameters(mode="low", setup=CASES[request.param][0]))
+    return sim, ref, CASES[request.param]
 
 
 def test_the_scene_builds_the_demo_model(pair):
-    sim, ref = pair
+    sim, ref, (_, nodes, fixed) = pair
     a, b = sim.model, ref.model
-    assert a.n_vertices == b.n_vertices == 37 + 2 * 68
+    assert a.n_vertices == b.n_vertices == nodes
     for attr in ("tets", "fixed", "is_obstacle", "mu", "lam", "youngs_modulus"):
         assert np.array_equal(getattr(a, attr), getattr(b, attr)), attr
     for attr, atol in (("rest_positions", ATOL), ("mass", ATOL), ("volume", 1e-19), ("gravity", 0.0)):
@@ -39,7 +43,7 @@ def test_the_scene_builds_the_demo_model(pair):
     assert len(a.control.motions) == len(b.control.motions) == 2 and not a.control.loads
     for m1, m2 in zip(a.control.motions, b.control.motions):
         assert type(m1) is type(m2) and type(m1).__name__ == "KeyframedMotion"
-        assert np.array_equal(m1.vertices, m2.vertices) and len(m1.vertices) == 28  # the back face
+        assert np.array_equal(m1.vertices, m2.vertices) and len(m1.vertices) == fixed  # the back face
         assert np.array_equal(m1.times, m2.times)
         assert np.allclose(m1.positions, m2.positions, rtol=0, atol=ATOL)
     assert [(p.origin.tolist(), p.normal.tolist()) for p in ma.planes] == \
@@ -48,7 +52,7 @@ def test_the_scene_builds_the_demo_model(pair):
 
 
 def test_the_scene_configures_the_demo_solver(pair):
-    sim, ref = pair
+    sim, ref, _ = pair
     s, r = sim.solver, ref.solver
     assert type(s) is type(r)
     assert s.contact == r.contact and s.kappa == r.kappa == 1e4
@@ -60,7 +64,7 @@ def test_the_scene_configures_the_demo_solver(pair):
 
 
 def test_the_first_steps_match_the_demo(pair):
-    sim, ref = pair
+    sim, ref, _ = pair
     a, b = sim.state, ref.state
     for _ in range(3):
         na, nb = a.copy(), b.copy()
