@@ -1,6 +1,7 @@
 """The teddy grasp (``ipcsim demo teddy-grasp``, Embedded IPC 004 §IV-A): every frame intersection-free in each mode
 (ipctk on all fine surfaces), the teddy lifted with friction 1 and left on the ground without friction, the
 generated bubbles and cages (the command line: tests/cli/test_demo_grasp_cli.py)."""
+import ipctk
 import numpy as np
 import pytest
 
@@ -19,7 +20,6 @@ def _run(params, check_intersections=True, check_inversion=True):
     teddy = mesh.body == 0
     tk = None
     if check_intersections:
-        ipctk = pytest.importorskip("ipctk")
         tk = ipctk.CollisionMesh(mesh.rest_positions, mesh.edges.astype(np.int32), mesh.faces.astype(np.int32))
     y0 = model.surface_positions(state.x)[teddy, 1].mean()
     worst, unconverged = np.inf, 0

@@ -12,15 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+import distributed  # noqa: F401  (a test dependency: the sweep's runs need it)
 import pytest
 
-pytest.importorskip("distributed")
-
-from ipcsim import cli  # noqa: E402
-from ipcsim.scene import load_scene  # noqa: E402
-from ipcsim.sweep import load_spec, run_sweep  # noqa: E402
-from ipcsim.sweep.table import read_table  # noqa: E402
-from ipcsim.sweep.task import execute_run  # noqa: E402
+from ipcsim import cli
+from ipcsim.scene import load_scene
+from ipcsim.sweep import load_spec, run_sweep
+from ipcsim.sweep.table import read_table
+from ipcsim.sweep.task import execute_run
 
 REPO = Path(__file__).resolve().parents[2]
 SCENE = REPO / "examples" / "scenes" / "two_cubes.json"
