@@ -5,14 +5,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from _skip_check import SkipCheck, ci_is_set
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("IPCSIM_SHARED_DATA", REPO.parent / "shared" / "data"))
+ALLOWED_SKIPS = Path(__file__).with_name("allowed_skips.txt")
+
+
+def pytest_configure(config):
+    """The CI skip check (tests/_skip_check.py): with CI set, a skip whose reason is off the allow-list fails."""
+    config.pluginmanager.register(SkipCheck(ALLOWED_SKIPS), "ipcsim-skip-check")
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """../shared/data (the reference meshes, IPC scripts and CCD queries); tests using it skip without it."""
+    """../shared/data (the reference meshes, IPC scripts and CCD queries, or $IPCSIM_SHARED_DATA); tests using it
+    skip without it, and fail without it where the environment variable CI is set."""
     if not SHARED_DATA.is_dir():
+        if ci_is_set():
+            pytest.fail(f"shared data not found at {SHARED_DATA} (CI is set; IPCSIM_SHARED_DATA names another place)")
         pytest.skip(f"shared data not found at {SHARED_DATA}")
     return SHARED_DATA
 

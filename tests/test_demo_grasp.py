@@ -2,6 +2,7 @@
 ``bubble_gripper`` geometry in our frame, every frame is intersection-free in each mode (ipctk on all fine surfaces),
 the teddy is lifted with friction 1 and left on the ground without friction, the paper-sized cages, the legacy
 set-up (the command line: tests/cli/test_demo_grasp_cli.py)."""
+import ipctk
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
@@ -85,7 +86,6 @@ def _run(params, check_intersections=True):
     teddy = mesh.body == 0
     tk = None
     if check_intersections:
-        ipctk = pytest.importorskip("ipctk")
         tk = ipctk.CollisionMesh(mesh.rest_positions, mesh.edges.astype(np.int32), mesh.faces.astype(np.int32))
     y0, lift_start = None, int(round(SQUEEZE / params.dt))
     worst, unconverged, ratio = np.inf, 0, np.inf

@@ -4,13 +4,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ipctk
 import numpy as np
 import pytest
 from PIL import Image
 
 from _cli_helpers import MIXED, TINY, frames_of, read_frames, write_scene
-
-ipctk = pytest.importorskip("ipctk")
 
 
 def test_default_demo_runs_and_renders(tmp_path, cli):

@@ -137,7 +137,6 @@ def test_bad_arguments(tmp_path, cli, argv, needles):
 
 
 def test_bad_ipc_script_line(tmp_path, cli):
-    pytest.importorskip("ipcsim.scene.ipc_script", reason="needs ipcsim.scene.ipc_script (the IPC importer)")
     script = tmp_path / "broken.txt"
     script.write_text("energy NH\ntimeStep not-a-number\n")
     _assert_one_line_error(*cli("run", script, "-o", tmp_path / "out"), "broken.txt:2")

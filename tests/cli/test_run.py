@@ -1,8 +1,8 @@
 """`ipcsim run`: output layout, intersection-free frames, bit-for-bit reruns and resumes."""
 import json
 
+import ipctk
 import numpy as np
-import pytest
 
 import ipcsim.solvers.implicit_euler as ie
 from ipcsim.io_frames import read_ply
@@ -10,8 +10,6 @@ from ipcsim.runner import STATS_COLUMNS
 from ipcsim.scene import load_scene
 
 from _cli_helpers import MIXED, frame_bytes, frames_of, read_frames, stats_rows, write_scene
-
-ipctk = pytest.importorskip("ipctk")
 
 
 def test_layout_frames_stats_scene_json(tmp_path, cli):

@@ -2,6 +2,7 @@
 and every output frame is intersection-free by ipctk's judgement."""
 import warnings
 
+import ipctk
 import numpy as np
 import pytest
 
@@ -9,7 +10,6 @@ from ipcsim.scene.ipc_script import parse_script
 
 from _cli_helpers import frames_of, read_frames, stats_rows
 
-ipctk = pytest.importorskip("ipctk")
 
 TUTORIALS = [
     "2cubesFall.txt", "2cubesFall_full.txt", "2cubesFall_heavyTop.txt", "2cubesFall_largerDt.txt",

@@ -1,6 +1,7 @@
 """The cold-cache warm-up of the first run (ipcsim.warmup): detection, message, workers, manifest."""
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -105,7 +106,31 @@ def test_the_estimate_counts_the_cores_other_processes_keep_busy():
     assert warmup.estimate_seconds([30.0, 20.0], cores=2, load=2.0) == 50.0  # half the cores: 50 s of work on 1
     assert warmup.estimate_seconds([30.0, 20.0], cores=4, load=1.0) == 30.0
     assert warmup.estimate_seconds([40.0], cores=1, load=1.0) == 80.0
-    assert warmup.other_load() >= 0.0
+
+
+@pytest.mark.parametrize("loadavg, proc, expected", [
+    ((3.0, 2.0, 1.0), "3.00 2.00 1.00 3/345 12345\n", 2.0),  # 3 runnable, less this process: 2 (< 3.0)
+    ((3.0, 2.0, 1.0), "3.00 2.00 1.00 1/345 12345\n", 0.0),  # only this process runs now
+    ((0.5, 2.0, 1.0), "0.50 2.00 1.00 4/345 12345\n", 0.5),  # the average when fewer than the runnable
+    ((1.5, 1.0, 1.0), None, 1.5),  # no /proc/loadavg: the average
+    ((1.5, 1.0, 1.0), "garbled\n", 1.5),
+    (None, "3.00 2.00 1.00 3/345 12345\n", 0.0),  # no load average on this system
+])
+def test_other_load_is_the_average_capped_by_the_runnable_tasks(monkeypatch, loadavg, proc, expected):
+    def getloadavg():
+        if loadavg is None:
+            raise OSError("no load average")
+        return loadavg
+
+    def fake_open(path, *args, **kwargs):
+        assert path == "/proc/loadavg"
+        if proc is None:
+            raise FileNotFoundError(path)
+        return io.StringIO(proc)
+
+    monkeypatch.setattr(warmup.os, "getloadavg", getloadavg)
+    monkeypatch.setattr(warmup, "open", fake_open, raising=False)  # shadows the builtin inside ipcsim.warmup
+    assert warmup.other_load() == expected
 
 
 def test_the_shipped_manifest_resolves():

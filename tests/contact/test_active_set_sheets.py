@@ -1,9 +1,8 @@
 """Active set of two parallel 100x100-vertex sheets 0.5 dhat apart (every vertex right above a vertex,
 edges crossing at end points, collinear edges: the distance types are decided on ties) against ipctk."""
+import ipctk
 import numpy as np
 import pytest
-
-ipctk = pytest.importorskip("ipctk")
 
 from _ipctk_compare import ipcsim_stencil_dict, ipctk_candidates, ipctk_collisions, ipctk_stencil_dict
 from _sheets import sheets_mesh

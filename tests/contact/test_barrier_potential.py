@@ -1,5 +1,6 @@
 import dataclasses
 
+import ipctk
 import numpy as np
 import pytest
 
@@ -12,7 +13,6 @@ from ipcsim.contact.collisions import build_collisions
 from ipcsim.contact.collisions_data import EE, EV, FV, PV, VV
 from ipcsim.geometry.collision_mesh import CollisionMesh
 
-ipctk = pytest.importorskip("ipctk")
 ipctk.set_logger_level(ipctk.LoggerLevel.error)
 
 

@@ -1,6 +1,7 @@
 """Broad phase against ipctk's ``Candidates.build`` (the oracle; ipctk is a test-only dependency)."""
 from __future__ import annotations
 
+import ipctk
 import numpy as np
 import pytest
 
@@ -8,8 +9,6 @@ from ipcsim.contact.broad_phase import build_candidates
 from ipcsim.geometry import CollisionMesh, load_tet_mesh
 
 from test_broad_phase import random_soup, two_sheets  # noqa: E402  (tests/contact is on sys.path)
-
-ipctk = pytest.importorskip("ipctk")
 
 
 def ipctk_sets(mesh: CollisionMesh, x0, x1, r) -> dict[str, set]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import ipctk
 import numpy as np
 import pytest
 
 import ipcsim.ccd as ccd
 
-ipctk = pytest.importorskip("ipctk")
 
 QUERY_FILES = [
     "unit-tests_edge-edge_0.csv",

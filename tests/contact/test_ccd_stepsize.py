@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import ipctk
 import numpy as np
 import pytest
 
@@ -13,8 +14,6 @@ from ipcsim.contact.ccd import candidate_stencils
 from ipcsim.contact.collisions_data import EE, EV, FV, VV
 from ipcsim.geometry.collision_mesh import CollisionMesh, Plane
 from ipcsim.geometry.mesh_io import load_tet_mesh
-
-ipctk = pytest.importorskip("ipctk")
 
 
 def tet_body(shared_data, name, body):

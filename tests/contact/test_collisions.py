@@ -1,3 +1,4 @@
+import ipctk
 import numpy as np
 import pytest
 
@@ -8,7 +9,6 @@ from ipcsim.contact.collisions import build_collisions
 from ipcsim.contact.collisions_data import EE, EV, FV, PV, VV
 from ipcsim.geometry.collision_mesh import CollisionMesh, Plane
 
-ipctk = pytest.importorskip("ipctk")
 ipctk.set_logger_level(ipctk.LoggerLevel.error)
 
 FLAGS = [(False, False), (True, False), (True, True), (False, True)]

@@ -1,9 +1,8 @@
 """Parity with ipctk (the C++ ipc-toolkit) on 1000 random configurations per function: types equal,
 squared distances, gradients and Hessians to 1e-10 relative."""
+import ipctk
 import numpy as np
 import pytest
-
-ipctk = pytest.importorskip("ipctk")
 
 import ipcsim.contact.distance as D
 from _distance_configs import rel_err

@@ -1,9 +1,8 @@
 """Distance-type classification: every Voronoi region, parallel edges, degenerate input, ipctk parity
 on constructed configurations, argument errors."""
+import ipctk
 import numpy as np
 import pytest
-
-ipctk = pytest.importorskip("ipctk")
 
 import ipcsim.contact.distance as D
 from _distance_configs import (EE_PARALLEL_EDGES, EE_REGION_EDGES, OFFSETS, PT_BOUNDARY_POINTS, PT_REGION_POINTS,

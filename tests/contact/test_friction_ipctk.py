@@ -5,6 +5,7 @@ these tests do not depend on ipcsim's active-set builder.
 """
 from types import SimpleNamespace
 
+import ipctk
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
@@ -14,7 +15,6 @@ from ipcsim.contact.friction import FrictionCollisions, FrictionPotential, relat
 from ipcsim.geometry.collision_mesh import CollisionMesh, Plane
 from ipcsim.geometry.mesh_io import read_mesh
 
-ipctk = pytest.importorskip("ipctk")
 
 KAPPA = 1e3
 MU = 0.4

@@ -1,4 +1,5 @@
 """The smooth friction mollifier f0, f1, f1/x, f2, (f2 x - f1)/x^3 (IPC 2020 Eq. 13-15, 004 Eq. 9)."""
+import ipctk
 import numpy as np
 import pytest
 
@@ -71,7 +72,6 @@ def test_continuity_at_threshold_and_limits(eps_u):
 
 
 def test_matches_ipctk():
-    ipctk = pytest.importorskip("ipctk")
     rng = np.random.default_rng(7)
     for eps_u in EPS_U:
         ys = np.concatenate([[0.0, eps_u], rng.uniform(0, 3 * eps_u, 50)])

@@ -1,11 +1,10 @@
 """Closest points, tangent bases and relative-displacement maps per contact kind."""
+import ipctk
 import numpy as np
 import pytest
 
 from ipcsim.contact.collisions_data import EE, EV, FV, PV, VV
 from ipcsim.contact.friction import tangent as tg
-
-ipctk = pytest.importorskip("ipctk")
 
 
 def _random_stencils(seed, n=25):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 
+import ipctk
 import numpy as np
 import pytest
 
@@ -19,7 +20,6 @@ from ipcsim.contact.intersection import (
 )
 from ipcsim.geometry import CollisionMesh, load_tet_mesh
 
-ipctk = pytest.importorskip("ipctk")
 
 T = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 TINY = 2.0**-60

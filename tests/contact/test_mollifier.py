@@ -1,5 +1,6 @@
 """Edge-edge mollifier: scalar m(c), threshold, |ea x eb|^2 and m(c(x)) with derivatives: finite
 differences (incl. parallel and nearly parallel edges) and parity with ipctk."""
+import ipctk
 import numpy as np
 import pytest
 
@@ -102,7 +103,6 @@ def test_into_variants_overwrite_out():
 
 
 def test_mollifier_matches_ipctk():
-    ipctk = pytest.importorskip("ipctk")
     rng = np.random.default_rng(5)
     n_active = 0
     for i in range(1000):

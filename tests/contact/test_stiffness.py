@@ -1,10 +1,9 @@
+import ipctk
 import numpy as np
 import pytest
 
 from ipcsim.contact.stiffness import (initial_barrier_stiffness, minimum_distance_squared,
                                       physical_barrier_stiffness, update_barrier_stiffness)
-
-ipctk = pytest.importorskip("ipctk")
 
 
 @pytest.mark.parametrize("diag,dhat,mass,dmin", [(2.0, 1e-3, 0.5, 0.0), (1.0, 1e-2, 3.0, 0.0), (5.0, 0.1, 1e-3, 1e-3)])

@@ -2,12 +2,12 @@
 adjacencies and planes; ipctk's CollisionMesh as the oracle."""
 from __future__ import annotations
 
+import ipctk
 import numpy as np
 import pytest
 
 from ipcsim.geometry import CollisionMesh, Plane, load_tet_mesh, tet_signed_volumes
 
-ipctk = pytest.importorskip("ipctk")
 
 TET_MESHES = ["bar-186", "bar-2523", "bar-6", "bunny", "cow_head", "cube", "mat20x20", "pyramid", "rod",
               "sphere1K", "tet-perp-edges", "tet-pyramid", "tet", "torus"]

@@ -1,6 +1,7 @@
 """Affine bodies (ABD, 004 §III-D): 12 unknowns per body (the 4 nodes of an enclosing tet), the orthogonality energy
 kappa ||F F^T - I||^2, the full 12x12 mass of the fine body, contact on the fine surface; keyframed position control
 of a whole affine body; a mixed scene of full-space, embedded and affine bodies with an obstacle and the ground."""
+import ipctk
 import numpy as np
 import pytest
 
@@ -75,7 +76,6 @@ def test_affine_body_keeps_its_shape_in_free_flight_with_spin():
 
 
 def test_affine_bodies_collide_intersection_free_and_rest_on_the_ground():
-    ipctk = pytest.importorskip("ipctk")
     v, t = _box()
     b = ModelBuilder()
     b.add_ground(0.0)
@@ -129,7 +129,6 @@ def test_keyframes_drive_a_whole_affine_body():
 
 
 def test_mixed_scene_of_full_space_embedded_and_affine_bodies_with_obstacle_and_ground():
-    ipctk = pytest.importorskip("ipctk")
     v, t = box_tet_mesh((0.06, 0.06, 0.06), (2, 2, 2))
     fine_v, fine_t = box_tet_mesh((0.06, 0.06, 0.06), (4, 4, 4))
     b = ModelBuilder()

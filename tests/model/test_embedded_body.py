@@ -1,6 +1,7 @@
 """Embedded bodies in the model: a body embedded in its own tet mesh follows the full-space trajectory, finite
 differences of the incremental potential of an embedded teddy near the ground (lumped and consistent mass), and
 the embedded teddy (low resolution) dropped on the ground stays intersection-free."""
+import ipctk
 import numpy as np
 import pytest
 
@@ -98,7 +99,6 @@ def test_incremental_potential_of_an_embedded_body_matches_finite_differences(te
 
 
 def test_embedded_teddy_drop_stays_intersection_free(teddy):
-    ipctk = pytest.importorskip("ipctk")
     _, _, model, state = _teddy_scene(teddy, height=2e-3)
     state.v[:] = (0.2, -1.0, 0.0)
     solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-3, kappa=1e5), friction=FrictionParameters(mu=0.3),

@@ -1,5 +1,4 @@
 """Scene.build(): the model, controls and solver a scene describes, compared with ModelBuilder used by hand."""
-import inspect
 import math
 from pathlib import Path
 
@@ -9,25 +8,10 @@ import pytest
 from ipcsim.geometry.mesh_io import load_tet_mesh
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.scene import Scene, SceneError, load_scene
-from ipcsim.solvers.implicit_euler import NewtonSolver, make_solver
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "scenes"
 MESHES = REPO / "examples" / "meshes"
-
-
-def has_param(func, name: str) -> bool:
-    return name in inspect.signature(func).parameters
-
-
-needs_newmark = pytest.mark.skipif(not has_param(make_solver, "integrator"),
-                                   reason="needs make_solver(integrator=, newmark_beta=, newmark_gamma=)")
-needs_damping = pytest.mark.skipif(not has_param(NewtonSolver, "damping_ratio"),
-                                   reason="needs NewtonSolver(damping_ratio=)")
-needs_acceleration = pytest.mark.skipif(not has_param(ModelBuilder.add_neumann, "acceleration"),
-                                        reason="needs ModelBuilder.add_neumann(acceleration=)")
-needs_keyframes = pytest.mark.skipif(not has_param(ModelBuilder.add_obstacle, "keyframes"),
-                                     reason="needs ModelBuilder.add_obstacle(keyframes=)")
 
 
 def test_two_cubes_equals_the_hand_built_model():
@@ -135,7 +119,6 @@ def test_force_neumann_load():
     assert np.array_equal(load.force, [0, -2, 0]) and load.time_range == (0.1, math.inf)
 
 
-@needs_acceleration
 def test_acceleration_neumann_load_is_mass_times_acceleration():
     data = {"bodies": [{"mesh": {"box": {"size": [1, 1, 1], "resolution": [2, 2, 2]}},
                         "material": {"density": 500},
@@ -165,7 +148,6 @@ def test_kinematic_obstacles():
     assert (model.collision_mesh.body[model.collision_mesh.faces[:, 0]] >= 1).sum() == 2 + 12
 
 
-@needs_keyframes
 def test_keyframed_edge_obstacle():
     sim = load_scene(EXAMPLES / "keyframed_obstacle.json").build()
     model = sim.model
@@ -184,17 +166,13 @@ def test_point_obstacle(tmp_path):
     (tmp_path / "p.pt").write_text("v 0 1 0\nv 1 1 0\nv 0 1 1\n")
     data = {"bodies": [{"mesh": {"box": {"size": [1, 0.5, 1], "resolution": [1, 1, 1]}}}],
             "obstacles": [{"mesh": "p.pt"}]}
-    try:
-        model = Scene.from_dict(data, tmp_path).build().model
-    except SceneError as exc:  # pragma: no cover - before point obstacles existed
-        pytest.skip(f"needs ModelBuilder.add_obstacle(elements=None) point obstacles: {exc}")
+    model = Scene.from_dict(data, tmp_path).build().model
     mesh = model.collision_mesh
     pts = np.flatnonzero(mesh.is_obstacle)
     assert len(pts) == 3
     assert np.allclose(mesh.rest_positions[pts], [[0, 1, 0], [1, 1, 0], [0, 1, 1]])
 
 
-@needs_newmark
 def test_newmark_integrator_options():
     sim = load_scene(EXAMPLES / "newmark.json").build()
     integ = sim.solver.integrator
@@ -202,7 +180,6 @@ def test_newmark_integrator_options():
     assert (sim.solver.tol, sim.solver.max_newton_iterations, sim.solver.linear_backend) == (1e-3, 50, "scipy")
 
 
-@needs_damping
 def test_damping_ratio_reaches_the_solver():
     sim = load_scene(EXAMPLES / "newmark.json").build()
     assert sim.solver.damping_ratio == 0.1

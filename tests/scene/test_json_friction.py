@@ -57,7 +57,9 @@ def test_each_obstacle_and_listed_pair_has_its_own_coefficient(tmp_path):
     ratio = -friction[1:][sliding] / normal[:-1][sliding]
     np.testing.assert_allclose(ratio[:, [0, 2]], 0.5, rtol=2e-4)  # rough plate; listed pair on a 0 plate
     assert np.all(friction[:, 1] == 0.0) and np.all(normal[1:, 1] > 5.0)  # b touches its plate, frictionless
-    np.testing.assert_allclose(speeds[-1], [0.0, 1.0, 0.0], atol=0.01)  # a and c stopped, b slides on
+    # a and c stopped (measured 3.9e-3 m/s: stuck, they still rock at up to 0.026 m/s), b slides on (5.5e-4)
+    np.testing.assert_allclose(speeds[-1, [0, 2]], 0.0, atol=0.01)
+    assert speeds[-1, 1] == pytest.approx(1.0, abs=5e-3)
     np.testing.assert_allclose(speeds[:, 0], speeds[:, 2], rtol=1e-8)  # same coefficient, same motion (4e-10)
 
 

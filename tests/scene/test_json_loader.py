@@ -205,7 +205,6 @@ def test_ipc_script_dispatch(tmp_path, monkeypatch):
 
 
 def test_ipc_script_through_the_real_importer(shared_data):
-    pytest.importorskip("ipcsim.scene.ipc_script", reason="needs ipcsim.scene.ipc_script.parse_script (importer)")
     s = load_scene(shared_data / "ipc" / "input" / "tutorialExamples" / "2cubesFall.txt")
     assert s.data["name"] == "2cubesFall" and len(s.data["bodies"]) == 2
     sim = s.build()

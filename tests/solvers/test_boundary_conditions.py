@@ -120,7 +120,7 @@ def test_quasi_static_sag_matches_settled_dynamics():
     dyn = ImplicitEulerSolver(model, tol=1e-6)
     settled = _steps(dyn, state, 50, h=0.05)  # implicit Euler's numerical damping settles the bar
     assert np.abs(settled.v).max() < 1e-3
-    np.testing.assert_allclose(settled.x, eq.x, atol=0.01 * sag)
+    np.testing.assert_allclose(settled.x, eq.x, atol=1e-3 * sag)  # measured: 1.0e-4 sag (9.4e-6 m of 0.093 m)
 
 
 @pytest.mark.filterwarnings("ignore::ipcsim.sanity.SanityWarning")

@@ -1,5 +1,5 @@
-"""The face solver on the shipped small ICT face (``ipcsim.scene.face_data.load_face``; skipped where the face
-data is not part of the package yet): the first five frames of its animation, where the lips meet from frame 3 on.
+"""The face solver on the shipped small ICT face (``ipcsim.scene.face_data.load_face``): the first five frames of
+its animation, where the lips meet from frame 3 on.
 
 Measured (merged with the face-data branch at 0f0d95d: 1620 vertices, 5940 tets, 164 bone, proxy 804 vertices,
 n1 = 691, n2 = 765): every solver takes 1, 6, 12, 16, 15 iterations (and 14 in frame 5); the trajectories
@@ -8,9 +8,8 @@ import ipctk
 import numpy as np
 import pytest
 
+from ipcsim.scene import face_data
 from ipcsim.solvers.face_pd import FaceContact, FacePDSolver
-
-face_data = pytest.importorskip("ipcsim.scene.face_data")
 
 FRAMES = 5
 

@@ -63,17 +63,19 @@ def test_cube_slides_with_coulomb_acceleration(mu):
     _, v, _, _ = _run(mu, 20)
     a = _fitted_acceleration(v, 5)
     expected = G * (np.sin(THETA) - mu * np.cos(THETA))
-    assert a == pytest.approx(expected, rel=0.05)
+    assert a == pytest.approx(expected, rel=0.03)  # measured: -2.3e-3 (mu 0.1), -2.5e-3 (mu 0.2)
 
 
 def test_ground_mu_overrides_mu_for_planes():
     _, v, _, _ = _run(0.6, 12, ground_mu=0.0)  # frictionless ground: slides like on ice
-    assert _fitted_acceleration(v, 4) == pytest.approx(G * np.sin(THETA), rel=0.05)
+    # measured: 3.6e-14 (implicit Euler gives the frictionless slide's constant acceleration exactly)
+    assert _fitted_acceleration(v, 4) == pytest.approx(G * np.sin(THETA), rel=1e-12)
 
 
 def test_two_lagging_iterations_slide_with_the_same_acceleration():
     _, v, _, _ = _run(0.2, 12, lagging=2)
-    assert _fitted_acceleration(v, 4) == pytest.approx(G * (np.sin(THETA) - 0.2 * np.cos(THETA)), rel=0.05)
+    # measured: -2.8e-3 (-3.9e-3 with one lagging iteration over these 12 steps)
+    assert _fitted_acceleration(v, 4) == pytest.approx(G * (np.sin(THETA) - 0.2 * np.cos(THETA)), rel=0.03)
 
 
 def test_friction_parameters_reject_bad_values():
@@ -109,5 +111,5 @@ def test_moving_obstacle_drags_a_resting_cube_by_friction():
     vx = np.array(vx)
     assert np.abs(vx[3:10]).max() < EPS_V  # resting on the static plate
     a = np.polyfit(np.arange(10, 19) * H, vx[10:19], 1)[0]
-    assert a == pytest.approx(mu * G, rel=0.05)
+    assert a == pytest.approx(mu * G, rel=0.05)  # measured: 4.6e-3
     assert vx[-1] == pytest.approx(speed, abs=EPS_V)  # sticking: moves with the plate

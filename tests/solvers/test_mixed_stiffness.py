@@ -5,6 +5,7 @@ all thrown down at 2 m/s, and a soft plate (E 1e4 Pa) dropped onto the stack: so
 stiff-stiff and soft-on-stiff contacts, four orders of magnitude apart in stiffness."""
 from __future__ import annotations
 
+import ipctk
 import numpy as np
 import pytest
 
@@ -13,7 +14,6 @@ from ipcsim.model import ModelBuilder, State
 from ipcsim.solvers import newton
 from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
-ipctk = pytest.importorskip("ipctk")
 
 STACK = 3  # stiff cubes
 

@@ -122,8 +122,11 @@ def test_kinematic_plate_pushes_cube_without_intersection(speed):
         assert count_inverted_tets(state.x, model.tets) == 0
         assert state.x[:n, 0].min() > state.x[n:, 0].max()  # the cube stays in front of the plate
     assert stats.prescribed_iterations >= 1
-    # the cube was pushed: it moves at about the plate's speed
-    assert np.mean(state.v[:n, 0]) == pytest.approx(speed, rel=0.3)
+    # the cube was pushed and has left the plate: a body struck by an infinitely heavy plate moving at V leaves it at
+    # between V (no bounce) and 2 V (an elastic bounce); measured: 1.098, 1.099, 1.075 V (speeds 1, 4, 15 m/s:
+    # implicit Euler damps the bounce)
+    vx = np.mean(state.v[:n, 0])
+    assert speed < vx < 2.0 * speed
 
 
 def test_rotating_obstacle_paddle_stays_intersection_free():
