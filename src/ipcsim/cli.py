@@ -58,8 +58,8 @@ def _build_scene(scene, path, end_time=None, dt=None, volume=None, render=None):
         if value is not None and data.setdefault(section, {}).get(key) != value:
             data[section][key] = value
             changed = True
-    if changed:
-        scene = Scene.from_dict(data, base_dir=path.resolve().parent, source=os.fspath(path))
+    if changed:  # the loaded data's mesh paths are already joined to the scene's folder (relative to the cwd)
+        scene = Scene.from_dict(data, base_dir=Path("."), source=os.fspath(path))
     return scene.build(), scene.data
 
 

@@ -165,3 +165,20 @@ def test_ipc_script_runs(tmp_path, cli, shared_data):
         assert np.array_equal(f, f0)
         assert not ipctk.has_intersections(ipctk.CollisionMesh(v0, ipctk.edges(f0.astype(np.int32)),
                                                                f0.astype(np.int32)), v)
+
+
+def test_override_with_relative_scene_path_and_mesh_file(tmp_path, cli, monkeypatch):
+    """--end-time on a scene given by a relative path whose body reads a mesh file beside it: the mesh is found
+    (the loaded paths were joined to the scene's folder once; the override must not join them again)."""
+    import meshio
+
+    from ipcsim.model import box_tet_mesh
+
+    (tmp_path / "scenes").mkdir()
+    v, t = box_tet_mesh((0.1, 0.1, 0.1), (1, 1, 1))
+    meshio.write(tmp_path / "scenes" / "cube.vtk", meshio.Mesh(v, [("tetra", t)]))
+    write_scene(tmp_path / "scenes", name="s.json", bodies=[{"mesh": "cube.vtk", "transform": {"translation": [0, 0.01, 0]}}])
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = cli("run", "scenes/s.json", "--end-time", "0.02", "-o", "out", "--quiet")
+    assert rc == 0, err
+    assert len(frames_of(tmp_path / "out")) == 2
