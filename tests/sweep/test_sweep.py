@@ -239,6 +239,103 @@ def test_spec_errors_one_line_nothing_written(tmp_path, capsys, params, message)
     assert not (tmp_path / "out").exists()
 
 
+def _one_line_error(code, err, *needles):
+    """Exit status 2 and exactly one stderr line ``error: ...`` holding every needle, no traceback."""
+    lines = err.splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+#: spec keys set to bad values -> what the one-line error says after "SPEC: "
+SPEC_OPTION_ERRORS = [
+    ({"sampling": "sobol"}, "sampling: expected 'grid' or 'random', got 'sobol'"),
+    ({"sampling": "random"}, "samples: expected an integer >= 1, got None"),
+    ({"sampling": "random", "samples": 0}, "samples: expected an integer >= 1, got 0"),
+    ({"samples": 2.5}, "samples: expected an integer >= 0, got 2.5"),
+    ({"seed": -1}, "seed: expected an integer >= 0, got -1"),
+    ({"retries": True}, "retries: expected an integer >= 0, got True"),
+    ({"time_limit": 0}, "time_limit: expected a number >= 0.001, got 0"),
+    ({"end_time": -1}, "end_time: expected a number >= 1e-12, got -1"),
+    ({"end_time": "1"}, "end_time: expected a number >= 1e-12, got '1'"),
+    ({"launcher": "thread"}, "launcher: expected 'auto', 'forkserver' or 'process', got 'thread'"),
+    ({"render": "yes"}, "render: expected true or false, got 'yes'"),
+    ({"output": 3}, "output: expected the path of the output directory, got 3"),
+    ({"scene": 5}, "scene: expected the path of a scene file"),
+    ({"colour": "red"}, "colour: unknown key (expected one of end_time, launcher,"),
+    ({"parameters": {}}, "parameters: expected an object {key path: values} with at least one key"),
+    ({"parameters": {"friction.mu": []}}, "parameters.friction.mu: expected a non-empty list of values"),
+    ({"parameters": {"friction..mu": [1.0]}}, "parameters.friction..mu: malformed key path 'friction..mu'"),
+    ({"parameters": {"friction.mu": 0.5}}, "parameters.friction.mu: expected a list of values or"),
+    ({"parameters": {"friction.mu": {"normal": [0, 1]}}}, "parameters.friction.mu: expected a list of values or"),
+    ({"parameters": {"friction.mu": {"uniform": [0, 1]}}}, "parameters.friction.mu.samples: expected an integer"),
+    ({"parameters": {"friction.mu": {"uniform": [0, 1], "samples": 2, "step": 1}}},
+     "parameters.friction.mu.step: unknown key"),
+    ({"parameters": {"friction.mu": {"log_uniform": [0, 1], "samples": 2}}},
+     "parameters.friction.mu.log_uniform: expected [lo, hi] with lo <= hi and lo > 0, got [0, 1]"),
+    ({"metrics": {"centre": "top"}}, "metrics: expected a list of metrics"),
+    ({"metrics": [{"speed": "top"}]}, "metrics[0]: expected {\"centre\": BODY} or {\"lifted\""),
+    ({"metrics": [{"centre": "top", "lifted": {"body": "top"}}]}, "metrics[0]: expected {\"centre\": BODY}"),
+    ({"metrics": [{"centre": "top"}, {"centre": "nobody"}]},
+     "metrics[1]: unknown body 'nobody' (the scene has bottom, top)"),
+    ({"metrics": [{"lifted": "top"}]}, "metrics[0].lifted: expected {\"body\": BODY, \"min_rise\": M}, got 'top'"),
+    ({"metrics": [{"lifted": {"body": "top", "min_rize": 0.1}}]}, "metrics[0].lifted.min_rize: unknown key"),
+    ({"metrics": [{"lifted": {"body": "top", "min_rise": -1}}]},
+     "metrics[0].lifted.min_rise: expected a number >= 0, got -1"),
+    ({"metrics": [{"lifted": {"body": "top", "axis": 3}}]}, "metrics[0].lifted.axis: expected 0, 1 or 2"),
+    ({"metrics": [{"lifted": {"body": "top", "axis": 1.5}}]},
+     "metrics[0].lifted.axis: expected an integer >= 0, got 1.5"),
+]
+
+
+@pytest.mark.parametrize("changes, message", SPEC_OPTION_ERRORS,
+                         ids=[m.split(":")[0] + f"-{i}" for i, (_, m) in enumerate(SPEC_OPTION_ERRORS)])
+def test_spec_option_and_metric_errors(tmp_path, capsys, changes, message):
+    """Every option and metric of a spec is checked before anything is written: one line naming the spec file
+    and the key, exit status 2, no output directory."""
+    spec = _write_spec(tmp_path / "spec.json", **{"end_time": 0.02, **changes})
+    code = cli.main(["sweep", str(spec), "-o", str(tmp_path / "out")])
+    _one_line_error(code, capsys.readouterr().err, f"error: {spec}: {message}")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--workers", "0"], "error: --workers must be at least 1, got 0"),
+    (["--workers", "-2"], "error: --workers must be at least 1, got -2"),
+    (["--workers", "2", "--address", "tcp://127.0.0.1:8786"], "error: --workers and --address exclude each other"),
+    (["--workers", "two"], "--workers: invalid int value: 'two'"),
+])
+def test_sweep_option_errors(tmp_path, capsys, argv, message):
+    spec = _write_spec(tmp_path / "spec.json", end_time=0.02)
+    try:
+        code = cli.main(["sweep", str(spec), "-o", str(tmp_path / "out")] + argv)
+    except SystemExit as exc:  # argparse's own usage errors
+        code = exc.code
+    _one_line_error(code, capsys.readouterr().err, message)
+    assert not (tmp_path / "out").exists()
+
+
+def test_spec_file_errors(tmp_path, capsys):
+    """A missing, malformed or non-object spec, and a spec whose scene is missing or broken: one line naming the
+    file (and line:column, or key), nothing written."""
+    out = tmp_path / "out"
+    (tmp_path / "list.json").write_text("[1, 2]\n")
+    (tmp_path / "malformed.json").write_text('{"scene": "a.json",\n "parameters": }\n')
+    bad_scene = tmp_path / "bad_scene.json"
+    bad_scene.write_text(json.dumps({"bodies": [{"mesh": "nowhere.msh"}]}))
+    cases = [(tmp_path / "absent.json", [f"{tmp_path / 'absent.json'}: cannot read the sweep spec"]),
+             (tmp_path / "list.json", [f"{tmp_path / 'list.json'}: a sweep spec is a JSON object"]),
+             (tmp_path / "malformed.json", [f"{tmp_path / 'malformed.json'}:2:16: invalid JSON"]),
+             (_write_spec(tmp_path / "s1.json", scene="nope.json"), [f"{tmp_path / 'nope.json'}: cannot read"]),
+             (_write_spec(tmp_path / "s2.json", scene="bad_scene.json"),
+              [f"{bad_scene}: bodies[0].mesh", "nowhere.msh"])]
+    for spec, needles in cases:
+        code = cli.main(["sweep", str(spec), "-o", str(out)])
+        _one_line_error(code, capsys.readouterr().err, *needles)
+        assert not out.exists()
+
+
 def test_random_sampling_is_seeded_and_in_range(tmp_path):
     params = {"friction.mu": {"uniform": [0.1, 0.9]},
               "bodies[0].material.youngs_modulus": {"log_uniform": [1e4, 1e6]}}
