@@ -161,6 +161,73 @@ def test_interrupted_sweep_resumes_to_the_same_table(sweep, tmp_path):
         [{**r, "directory": r["directory"]} for r in read_table(result.table)])
 
 
+def _running(out: Path) -> list:
+    """The runs of a sweep into OUT whose simulation is going (a temporary directory holding the scene input)."""
+    return [p for p in (out / "runs").glob(".tmp-*") if (p / ".scene-input.json").exists()]
+
+
+def test_sigterm_stops_the_sweep_like_ctrl_c(tmp_path):
+    """SIGTERM (a batch system's stop, ``kill``) reaches the sweep's process alone, not its simulations: the sweep
+    kills them, removes the temporary run directories, writes the table (every run pending) and exits with 130
+    within seconds; no process it started is left behind."""
+    import psutil
+
+    spec = _write_spec(tmp_path / "spec.json", params={"friction.mu": [0.0, 0.5]}, end_time=60.0)  # minutes each
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.Popen([sys.executable, "-m", "ipcsim", "sweep", str(spec), "-o", str(out), "--workers", "2",
+                             "--quiet"], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None and len(_running(out)) < 2:
+            time.sleep(0.1)
+        time.sleep(1.0)  # both simulations running
+        assert proc.poll() is None
+        started = psutil.Process(proc.pid).children(recursive=True)
+        assert len(started) >= 2  # the fork server and the simulations
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        stopped = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err.splitlines() == ["error: interrupted (continue with --resume)"], err
+    assert stopped < 10.0
+    _, alive = psutil.wait_procs(started, timeout=10)
+    assert not alive, [p.pid for p in alive]
+    assert not list((out / "runs").glob(".tmp-*"))  # nothing half-written
+    assert [r["status"] for r in read_table(out / "summary.csv")] == ["pending", "pending"]
+
+
+def test_resume_redoes_a_run_whose_base_scene_changed(tmp_path):
+    """--resume keeps a complete run only when its resolved scene is the same (docs/sweeps.md): after the base
+    scene's file changed, the run is done again and its result records the new scene."""
+    data = json.loads(SCENE.read_text())
+    for b in data["bodies"]:
+        b["mesh"] = str((SCENE.parent / b["mesh"]).resolve())
+    scene = tmp_path / "scene.json"
+    scene.write_text(json.dumps(data))
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"scene": "scene.json", "end_time": 0.02, "parameters": {"friction.mu": [0.0]}}))
+    out = tmp_path / "out"
+    first = run_sweep(spec, workers=1, output=out, progress=False)
+    (row,) = first.rows
+    result = out / row["directory"] / "result.json"
+    old = json.loads(result.read_text())["fingerprint"]
+    again = run_sweep(spec, workers=1, output=out, resume=True, progress=False)
+    assert (again.skipped, again.done) == (1, 0)
+    data["bodies"][1]["material"]["density"] = 2 * data["bodies"][1]["material"].get("density", 1000.0)
+    scene.write_text(json.dumps(data))
+    changed = run_sweep(spec, workers=1, output=out, resume=True, progress=False)
+    assert (changed.skipped, changed.done, changed.failed) == (0, 1, 0)
+    new = json.loads(result.read_text())["fingerprint"]
+    assert new != old and new == load_spec(spec).runs()[0].fingerprint
+    assert not list((out / "runs").glob(".tmp-*"))
+
+
 def test_time_limit_records_timeout_and_removes_partial_output(tmp_path):
     # 3,000 steps: about a minute; stopped after 1 s (the fork server's start, about 2 s, is not counted)
     spec = load_spec(_write_spec(tmp_path / "s.json", params={"friction.mu": [0.0]}, end_time=30.0))
