@@ -160,12 +160,16 @@ def test_importer_error_is_one_line_naming_script_and_line(tmp_path, files, caps
 
 
 def test_unreadable_scripts(tmp_path, capsys):
-    """A script that is not UTF-8 text, and one without shapes: one line naming the file, exit 2."""
+    """A missing script, a folder, a script that is not UTF-8 text, and one without shapes: one line naming the
+    file, exit 2."""
     binary = tmp_path / "binary.txt"
     binary.write_bytes(b"shapes input 1\n\xff\xfe\n")
     empty = tmp_path / "noshapes.txt"
     empty.write_text("time 1 0.01\n")
-    for path, message in ((binary, "not UTF-8 text (invalid start byte at byte 15)"),
+    (tmp_path / "folder.txt").mkdir()
+    for path, message in ((tmp_path / "absent.txt", "cannot read script: No such file or directory"),
+                          (tmp_path / "folder.txt", "cannot read script: Is a directory"),
+                          (binary, "not UTF-8 text (invalid start byte at byte 15)"),
                           (empty, "no shapes (the script needs a 'shapes input <count>' block)")):
         code = main(["run", str(path), "-o", str(tmp_path / "out")])
         err = capsys.readouterr().err
