@@ -219,6 +219,17 @@ def _read_parameters(spec: SweepSpec, params, err) -> None:
         spec.parameters[key] = _read_values(values, spec.sampling, where, err)
 
 
+def _finite(value) -> bool:
+    """False when a JSON value holds a NaN or infinite number (at any depth)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    return True
+
+
 def _read_values(values, sampling: str, where: str, err):
     """A list of values, or a distribution {"uniform"|"log_uniform": [lo, hi], "samples": n} /
     {"values": [...]}; grid sampling needs "samples" for a distribution."""
@@ -232,6 +243,9 @@ def _read_values(values, sampling: str, where: str, err):
     if "values" in values:
         if not isinstance(values["values"], list) or not values["values"]:
             raise err(where, "expected a non-empty list of values")
+        for i, value in enumerate(values["values"]):
+            if not _finite(value):  # NaN/Infinity: JSON's writers refuse them (the run's scene, the tables)
+                raise err(f"{where}[{i}]", f"expected finite numbers, got {value!r}")
         return {"values": list(values["values"])}
     kind = "uniform" if "uniform" in values else "log_uniform"
     bounds = values[kind]
