@@ -214,6 +214,15 @@ def test_bad_arguments(tmp_path, cli, argv, needles):
     assert not out.exists()
 
 
+def test_output_path_is_a_file(tmp_path, cli):
+    """-o naming an existing file: one error line, and the file is left as it was."""
+    scene = write_scene(tmp_path)
+    out = tmp_path / "out"
+    out.write_text("not a run\n")
+    _assert_one_line_error(*cli("run", scene, "-o", out), f"output path {str(out)!r} exists and is not a directory")
+    assert out.read_text() == "not a run\n"
+
+
 def test_bad_ipc_script_line(tmp_path, cli):
     pytest.importorskip("ipcsim.scene.ipc_script", reason="needs ipcsim.scene.ipc_script (the IPC importer)")
     script = tmp_path / "broken.txt"

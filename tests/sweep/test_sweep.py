@@ -442,6 +442,10 @@ def test_spec_file_errors(tmp_path, capsys):
         code = cli.main(["sweep", str(spec), "-o", str(out)])
         _one_line_error(code, capsys.readouterr().err, *needles)
         assert not out.exists()
+    out.write_text("a file\n")  # OUT is a file: left as it was
+    code = cli.main(["sweep", str(_write_spec(tmp_path / "s3.json", end_time=0.02)), "-o", str(out)])
+    _one_line_error(code, capsys.readouterr().err, f"sweep output {str(out)!r} exists and is not a directory")
+    assert out.read_text() == "a file\n"
 
 
 def test_random_sampling_is_seeded_and_in_range(tmp_path):
