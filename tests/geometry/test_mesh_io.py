@@ -68,3 +68,23 @@ def test_tet_index_out_of_range(tmp_path):
     write_msh(bad_msh, [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)], [(0, 1, 2, 3), (0, 1, 2, 8)])
     with pytest.raises(MeshError, match=f"^{bad_msh}: malformed mesh"):
         load_tet_mesh(bad_msh)
+
+
+def test_non_finite_point_directory_and_empty_file(tmp_path):
+    import meshio
+
+    pts = np.eye(4, 3)
+    pts[3, 2] = np.inf
+    bad = tmp_path / "inf.vtu"
+    meshio.Mesh(pts, [("tetra", np.array([[0, 1, 2, 3]]))]).write(bad)
+    with pytest.raises(MeshError, match=rf"^{bad}: point 3 has a non-finite coordinate$"):
+        load_tet_mesh(bad)
+    folder = tmp_path / "folder.msh"
+    folder.mkdir()
+    with pytest.raises(MeshError, match=rf"^{folder}: is a directory, not a mesh file$"):
+        load_tet_mesh(folder)
+    empty = tmp_path / "empty.msh"
+    empty.write_text("")
+    with pytest.raises(MeshError, match=rf"^{empty}: ") as info:
+        load_tet_mesh(empty)
+    assert "\n" not in str(info.value)

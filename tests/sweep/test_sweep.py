@@ -179,6 +179,110 @@ def test_a_real_grasp_run_lifts_the_teddy(tmp_path):
     assert 0.04 <= res["metrics"]["rise_teddy"] <= 0.12 * 0.8 / 1.5  # at most the bubbles' own rise
 
 
+def _running(out: Path) -> list:
+    """The runs of a sweep into OUT whose simulation is going (a temporary directory holding the scene input)."""
+    return [p for p in (out / "runs").glob(".tmp-*") if (p / ".scene-input.json").exists()]
+
+
+def _sweep_with_two_running_simulations(tmp_path):
+    """Start ``ipcsim sweep`` (a subprocess) of two long runs on 2 workers; return (the process, OUT, the processes
+    it has started) once both simulations have run for a second."""
+    import psutil
+
+    spec = _write_spec(tmp_path / "spec.json", params={"friction.mu": [0.0, 0.5]}, end_time=60.0)  # minutes each
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    with open(tmp_path / "stderr.txt", "w") as err:  # a file: a process left behind would hold a pipe open
+        proc = subprocess.Popen([sys.executable, "-m", "ipcsim", "sweep", str(spec), "-o", str(out), "--workers",
+                                 "2", "--quiet"], env=env, stderr=err)
+    try:
+        deadline, started = time.monotonic() + 120, []
+        while time.monotonic() < deadline and proc.poll() is None:
+            if len(_running(out)) == 2:
+                started = psutil.Process(proc.pid).children(recursive=True)
+                if len(started) >= 3:  # the fork server and the two simulations
+                    break
+            time.sleep(0.1)
+        assert proc.poll() is None and len(started) >= 3, started
+        time.sleep(1.0)  # both simulations running
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return proc, out, started
+
+
+def _stop(proc, sig, started) -> tuple[float, list]:
+    """Send ``sig`` to the sweep; (seconds until it exited, the processes it started still alive 10 s later: killed
+    here, so that a failing test leaves none behind)."""
+    import psutil
+
+    t0 = time.monotonic()
+    try:
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    seconds = time.monotonic() - t0
+    _, alive = psutil.wait_procs(started, timeout=10)
+    for p in alive:
+        p.kill()
+    return seconds, alive
+
+
+def test_sigterm_stops_the_sweep_like_ctrl_c(tmp_path):
+    """SIGTERM (a batch system's stop, ``kill``) reaches the sweep's process alone, not its simulations: the sweep
+    kills them, removes the temporary run directories, writes the table (every run pending) and exits with 130
+    within seconds; no process it started is left behind."""
+    proc, out, started = _sweep_with_two_running_simulations(tmp_path)
+    seconds, alive = _stop(proc, signal.SIGTERM, started)
+    err = (tmp_path / "stderr.txt").read_text()
+    assert proc.returncode == 130, err
+    assert err.splitlines() == ["error: interrupted (continue with --resume)"], err
+    assert seconds < 10.0
+    assert not alive, [p.pid for p in alive]
+    assert not list((out / "runs").glob(".tmp-*"))  # nothing half-written
+    assert [r["status"] for r in read_table(out / "summary.csv")] == ["pending", "pending"]
+
+
+def test_sweep_killed_outright_leaves_no_simulation_running(tmp_path):
+    """SIGKILL gives the sweep no chance to stop its runs: its fork server notices that it is gone and exits, and
+    the simulations forked from it die with it (docs/sweeps.md, Faults). Measured: every process gone within about
+    0.5 s of the kill (the server's check interval); without the check they ran on to their end."""
+    proc, _, started = _sweep_with_two_running_simulations(tmp_path)
+    _, alive = _stop(proc, signal.SIGKILL, started)
+    assert proc.returncode == -signal.SIGKILL
+    assert not alive, [p.pid for p in alive]
+
+
+def test_resume_redoes_a_run_whose_base_scene_changed(tmp_path):
+    """--resume keeps a complete run only when its resolved scene is the same (docs/sweeps.md): after the base
+    scene's file changed, the run is done again and its result records the new scene."""
+    data = json.loads(SCENE.read_text())
+    for b in data["bodies"]:
+        b["mesh"] = str((SCENE.parent / b["mesh"]).resolve())
+    scene = tmp_path / "scene.json"
+    scene.write_text(json.dumps(data))
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"scene": "scene.json", "end_time": 0.02, "parameters": {"friction.mu": [0.0]}}))
+    out = tmp_path / "out"
+    first = run_sweep(spec, workers=1, output=out, progress=False)
+    (row,) = first.rows
+    result = out / row["directory"] / "result.json"
+    old = json.loads(result.read_text())["fingerprint"]
+    again = run_sweep(spec, workers=1, output=out, resume=True, progress=False)
+    assert (again.skipped, again.done) == (1, 0)
+    data["bodies"][1]["material"]["density"] = 2 * data["bodies"][1]["material"].get("density", 1000.0)
+    scene.write_text(json.dumps(data))
+    changed = run_sweep(spec, workers=1, output=out, resume=True, progress=False)
+    assert (changed.skipped, changed.done, changed.failed) == (0, 1, 0)
+    new = json.loads(result.read_text())["fingerprint"]
+    assert new != old and new == load_spec(spec).runs()[0].fingerprint
+    assert not list((out / "runs").glob(".tmp-*"))
+
+
 def test_time_limit_records_timeout_and_removes_partial_output(tmp_path):
     # 3,000 steps: about a minute; stopped after 1 s (the fork server's start, about 2 s, is not counted)
     spec = load_spec(_write_spec(tmp_path / "s.json", params={"friction.mu": [0.0]}, end_time=30.0))
@@ -255,6 +359,111 @@ def test_spec_errors_one_line_nothing_written(tmp_path, capsys, params, message)
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "out").exists()
+
+
+def _one_line_error(code, err, *needles):
+    """Exit status 2 and exactly one stderr line ``error: ...`` holding every needle, no traceback."""
+    lines = err.splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+#: spec keys set to bad values -> what the one-line error says after "SPEC: "
+SPEC_OPTION_ERRORS = [
+    ({"sampling": "sobol"}, "sampling: expected 'grid' or 'random', got 'sobol'"),
+    ({"sampling": "random"}, "samples: expected an integer >= 1, got None"),
+    ({"sampling": "random", "samples": 0}, "samples: expected an integer >= 1, got 0"),
+    ({"samples": 2.5}, "samples: expected an integer >= 0, got 2.5"),
+    ({"seed": -1}, "seed: expected an integer >= 0, got -1"),
+    ({"retries": True}, "retries: expected an integer >= 0, got True"),
+    ({"time_limit": 0}, "time_limit: expected a number >= 0.001, got 0"),
+    ({"end_time": -1}, "end_time: expected a number >= 1e-12, got -1"),
+    ({"end_time": "1"}, "end_time: expected a number >= 1e-12, got '1'"),
+    ({"launcher": "thread"}, "launcher: expected 'auto', 'forkserver' or 'process', got 'thread'"),
+    ({"render": "yes"}, "render: expected true or false, got 'yes'"),
+    ({"output": 3}, "output: expected the path of the output directory, got 3"),
+    ({"scene": 5}, "scene: expected the path of a scene file"),
+    ({"colour": "red"}, "colour: unknown key (expected one of end_time, launcher,"),
+    ({"parameters": {}}, "parameters: expected an object {key path: values} with at least one key"),
+    ({"parameters": {"friction.mu": []}}, "parameters.friction.mu: expected a non-empty list of values"),
+    ({"parameters": {"friction..mu": [1.0]}}, "parameters.friction..mu: malformed key path 'friction..mu'"),
+    ({"parameters": {"friction.mu": 0.5}}, "parameters.friction.mu: expected a list of values or"),
+    ({"parameters": {"friction.mu": [0.1, float("nan")]}},
+     "parameters.friction.mu[1]: expected finite numbers, got nan"),
+    ({"parameters": {"gravity": [[0, -9.81, 0], [0, float("-inf"), 0]]}},
+     "parameters.gravity[1]: expected finite numbers, got [0, -inf, 0]"),
+    ({"parameters": {"friction.mu": {"normal": [0, 1]}}}, "parameters.friction.mu: expected a list of values or"),
+    ({"parameters": {"friction.mu": {"uniform": [0, 1]}}}, "parameters.friction.mu.samples: expected an integer"),
+    ({"parameters": {"friction.mu": {"uniform": [0, 1], "samples": 2, "step": 1}}},
+     "parameters.friction.mu.step: unknown key"),
+    ({"parameters": {"friction.mu": {"log_uniform": [0, 1], "samples": 2}}},
+     "parameters.friction.mu.log_uniform: expected [lo, hi] with lo <= hi and lo > 0, got [0, 1]"),
+    ({"metrics": {"centre": "top"}}, "metrics: expected a list of metrics"),
+    ({"metrics": [{"speed": "top"}]}, "metrics[0]: expected {\"centre\": BODY} or {\"lifted\""),
+    ({"metrics": [{"centre": "top", "lifted": {"body": "top"}}]}, "metrics[0]: expected {\"centre\": BODY}"),
+    ({"metrics": [{"centre": "top"}, {"centre": "nobody"}]},
+     "metrics[1]: unknown body 'nobody' (the scene has bottom, top)"),
+    ({"metrics": [{"lifted": "top"}]}, "metrics[0].lifted: expected {\"body\": BODY, \"min_rise\": M}, got 'top'"),
+    ({"metrics": [{"lifted": {"body": "top", "min_rize": 0.1}}]}, "metrics[0].lifted.min_rize: unknown key"),
+    ({"metrics": [{"lifted": {"body": "top", "min_rise": -1}}]},
+     "metrics[0].lifted.min_rise: expected a number >= 0, got -1"),
+    ({"metrics": [{"lifted": {"body": "top", "axis": 3}}]}, "metrics[0].lifted.axis: expected 0, 1 or 2"),
+    ({"metrics": [{"lifted": {"body": "top", "axis": 1.5}}]},
+     "metrics[0].lifted.axis: expected an integer >= 0, got 1.5"),
+]
+
+
+@pytest.mark.parametrize("changes, message", SPEC_OPTION_ERRORS,
+                         ids=[m.split(":")[0] + f"-{i}" for i, (_, m) in enumerate(SPEC_OPTION_ERRORS)])
+def test_spec_option_and_metric_errors(tmp_path, capsys, changes, message):
+    """Every option and metric of a spec is checked before anything is written: one line naming the spec file
+    and the key, exit status 2, no output directory."""
+    spec = _write_spec(tmp_path / "spec.json", **{"end_time": 0.02, **changes})
+    code = cli.main(["sweep", str(spec), "-o", str(tmp_path / "out")])
+    _one_line_error(code, capsys.readouterr().err, f"error: {spec}: {message}")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--workers", "0"], "error: --workers must be at least 1, got 0"),
+    (["--workers", "-2"], "error: --workers must be at least 1, got -2"),
+    (["--workers", "2", "--address", "tcp://127.0.0.1:8786"], "error: --workers and --address exclude each other"),
+    (["--workers", "two"], "--workers: invalid int value: 'two'"),
+])
+def test_sweep_option_errors(tmp_path, capsys, argv, message):
+    spec = _write_spec(tmp_path / "spec.json", end_time=0.02)
+    try:
+        code = cli.main(["sweep", str(spec), "-o", str(tmp_path / "out")] + argv)
+    except SystemExit as exc:  # argparse's own usage errors
+        code = exc.code
+    _one_line_error(code, capsys.readouterr().err, message)
+    assert not (tmp_path / "out").exists()
+
+
+def test_spec_file_errors(tmp_path, capsys):
+    """A missing, malformed or non-object spec, and a spec whose scene is missing or broken: one line naming the
+    file (and line:column, or key), nothing written."""
+    out = tmp_path / "out"
+    (tmp_path / "list.json").write_text("[1, 2]\n")
+    (tmp_path / "malformed.json").write_text('{"scene": "a.json",\n "parameters": }\n')
+    bad_scene = tmp_path / "bad_scene.json"
+    bad_scene.write_text(json.dumps({"bodies": [{"mesh": "nowhere.msh"}]}))
+    cases = [(tmp_path / "absent.json", [f"{tmp_path / 'absent.json'}: cannot read the sweep spec"]),
+             (tmp_path / "list.json", [f"{tmp_path / 'list.json'}: a sweep spec is a JSON object"]),
+             (tmp_path / "malformed.json", [f"{tmp_path / 'malformed.json'}:2:16: invalid JSON"]),
+             (_write_spec(tmp_path / "s1.json", scene="nope.json"), [f"{tmp_path / 'nope.json'}: cannot read"]),
+             (_write_spec(tmp_path / "s2.json", scene="bad_scene.json"),
+              [f"{bad_scene}: bodies[0].mesh", "nowhere.msh"])]
+    for spec, needles in cases:
+        code = cli.main(["sweep", str(spec), "-o", str(out)])
+        _one_line_error(code, capsys.readouterr().err, *needles)
+        assert not out.exists()
+    out.write_text("a file\n")  # OUT is a file: left as it was
+    code = cli.main(["sweep", str(_write_spec(tmp_path / "s3.json", end_time=0.02)), "-o", str(out)])
+    _one_line_error(code, capsys.readouterr().err, f"sweep output {str(out)!r} exists and is not a directory")
+    assert out.read_text() == "a file\n"
 
 
 def test_random_sampling_is_seeded_and_in_range(tmp_path):

@@ -26,6 +26,8 @@ def read_mesh(path: str | os.PathLike) -> tuple[np.ndarray, dict[str, np.ndarray
     import meshio
 
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise MeshError(f"{path}: is a directory, not a mesh file")
     if not os.path.isfile(path):
         raise MeshError(f"{path}: no such mesh file")
     chatter = io.StringIO()  # meshio prints its own diagnostics; keep them for the message

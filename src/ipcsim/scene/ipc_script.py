@@ -218,9 +218,12 @@ class _Parser:
         self.check_material(ln.number, "stiffness", 1.0, self.s["youngs"], self.s["poisson"])
 
     def check_material(self, line, cmd, density, youngs, poisson):
+        """SceneError naming the line unless density [kg/m^3] > 0, youngs [Pa] > 0, 0 <= poisson < 0.5 (``stiffness``
+        has no density: its message names only what the command gives)."""
         if not (0 < youngs < math.inf and 0 <= poisson < 0.5 and 0 < density < math.inf):
-            raise self.error(line, f"{cmd}: needs density > 0, Young's modulus > 0 and 0 <= Poisson's ratio "
-                                   f"< 0.5, got {density:g} {youngs:g} {poisson:g}")
+            given = f"{youngs:g} {poisson:g}" if cmd == "stiffness" else f"{density:g} {youngs:g} {poisson:g}"
+            raise self.error(line, f"{cmd}: needs {'' if cmd == 'stiffness' else 'density > 0, '}Young's modulus > 0 "
+                                   f"and 0 <= Poisson's ratio < 0.5, got {given}")
 
     def cmd_turnOffGravity(self, ln):
         self.exact(ln, 0, "turnOffGravity", "turnOffGravity")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..energies.neohookean import rest_shape_data
 from .bodies import add_body, add_conditions, resolve_body
 from .common import DEFAULTS, Geometry, abs_path, accepts, filled, time_range
 from .errors import SceneError, key_path, scene_error
@@ -236,11 +237,13 @@ class _Resolver:
         if not used.all():
             raise self.error(path, f"cannot use {mesh!r}: vertex {int(np.flatnonzero(~used)[0])} belongs to "
                                    f"no {what} ({int((~used).sum())} such vertices)")
-        if what == "triangle":
-            try:
+        try:
+            if what == "triangle":
                 t = closed_surface(v, t)
-            except MeshFileError as exc:
-                raise self.error(path, f"cannot use {mesh!r}: {exc}") from None
+            elif kind == "tets":  # a degenerate or inverted tet named with its file (the model's check: globally)
+                rest_shape_data(v, t)
+        except ValueError as exc:
+            raise self.error(path, f"cannot use {mesh!r}: {exc}") from None
         return full, v, t
 
     def _obstacle(self, raw: dict, i: int, geometry: dict) -> dict:

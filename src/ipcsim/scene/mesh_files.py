@@ -47,7 +47,7 @@ def read_seg(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
             lines = fh.read().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise MeshFileError(f"{type(exc).__name__}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
-    vertices, segments, seg_lines = [], [], []
+    vertices, vertex_lines, segments, seg_lines = [], [], [], []
     for number, line in enumerate(lines, start=1):
         words = line.split()
         if not words or words[0].startswith("#"):
@@ -55,6 +55,7 @@ def read_seg(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
         try:
             if words[0] == "v" and len(words) == 4:
                 vertices.append([float(w) for w in words[1:]])
+                vertex_lines.append(number)
                 continue
             if words[0] == "s" and len(words) == 3:
                 segments.append([int(w) - 1 for w in words[1:]])
@@ -65,8 +66,10 @@ def read_seg(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
         raise MeshFileError(f"line {number}: expected 'v x y z' or 's i j', got {line.strip()[:40]!r}")
     v = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
     s = np.asarray(segments, dtype=np.int64).reshape(-1, 2)
-    if not np.all(np.isfinite(v)):
-        raise MeshFileError("a vertex has a non-finite coordinate")
+    finite = np.all(np.isfinite(v), axis=1)
+    if not finite.all():
+        raise MeshFileError(f"line {vertex_lines[int(np.flatnonzero(~finite)[0])]}: vertex has a non-finite "
+                            "coordinate")
     bad = np.flatnonzero((s < 0).any(axis=1) | (s >= len(v)).any(axis=1))
     if bad.size:
         raise MeshFileError(f"line {seg_lines[bad[0]]}: segment refers to a vertex outside 1..{len(v)}")
@@ -84,8 +87,9 @@ def _read_meshio(path) -> tuple[np.ndarray, dict]:
         text = str(exc)
         prefix = os.fspath(path) + ": "
         raise MeshFileError(text[len(prefix):] if text.startswith(prefix) else text) from None
-    if not np.all(np.isfinite(points)):
-        raise MeshFileError("a vertex has a non-finite coordinate")
+    finite = np.all(np.isfinite(points), axis=1)
+    if not finite.all():
+        raise MeshFileError(f"vertex {int(np.flatnonzero(~finite)[0])} has a non-finite coordinate")
     return points, cells
 
 

@@ -4,9 +4,31 @@ them in memory instead of loading them again (about 0.5 s per run).
 
 Only kernels already in the cache are loaded (a cold cache is filled by the runs themselves, as without a
 sweep), and only serial ones: nothing here starts Numba's thread pool, which must not exist before a fork.
-Best effort: any failure only costs the time saved.
+Best effort: any failure only costs the time saved. It also ties the server's life to its starter's
+(``exit_with_parent``).
 """
 from __future__ import annotations
+
+import os
+import signal
+
+
+def exit_with_parent(interval: float = 0.5) -> None:
+    """Make this fork server exit when the process that started it (the sweep, or a cluster's worker process) is
+    gone, checked every ``interval`` [s] by SIGALRM (no thread: the server forks; interval timers are not
+    inherited by its children). The runs forked from it die with it (``task._die_with_parent``), so a sweep killed
+    outright (SIGKILL) leaves no simulation running; without this, the server, which each of its children keeps
+    alive, went on with its runs to their end."""
+    if not hasattr(signal, "setitimer"):  # no fork server there either (Windows)
+        return
+    parent = os.getppid()
+
+    def check(signum, frame):
+        if os.getppid() != parent:  # reparented: the starter died without closing the server
+            os._exit(1)
+
+    signal.signal(signal.SIGALRM, check)
+    signal.setitimer(signal.ITIMER_REAL, interval, interval)
 
 
 def load_cached_kernels() -> int:
@@ -33,4 +55,5 @@ def load_cached_kernels() -> int:
     return done
 
 
+exit_with_parent()
 LOADED = load_cached_kernels()

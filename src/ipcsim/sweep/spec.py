@@ -157,10 +157,12 @@ def spec_from_dict(raw: dict, base_dir=".", source: str = "<spec>", output=None)
     base_dir = Path(base_dir)
     if not isinstance(raw.get("scene"), str):
         raise err("scene", "expected the path of a scene file (.json or IPC .txt)")
+    if not isinstance(raw.get("output", ""), str) or raw.get("output") == "":
+        raise err("output", f"expected the path of the output directory, got {raw['output']!r}")
     scene_path = (base_dir / raw["scene"]).resolve()
     scene = load_scene(scene_path)
     spec = SweepSpec(source=source, scene_path=scene_path, base_scene=copy.deepcopy(scene.data), parameters={},
-                     output=Path(output) if output is not None else base_dir / str(raw.get("output", "sweep-out")))
+                     output=Path(output) if output is not None else base_dir / raw.get("output", "sweep-out"))
     _read_options(spec, raw, err)
     _read_parameters(spec, raw.get("parameters"), err)
     spec.metrics = _read_metrics(raw.get("metrics", []), spec.base_scene, err)
@@ -217,6 +219,17 @@ def _read_parameters(spec: SweepSpec, params, err) -> None:
         spec.parameters[key] = _read_values(values, spec.sampling, where, err)
 
 
+def _finite(value) -> bool:
+    """False when a JSON value holds a NaN or infinite number (at any depth)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    return True
+
+
 def _read_values(values, sampling: str, where: str, err):
     """A list of values, or a distribution {"uniform"|"log_uniform": [lo, hi], "samples": n} /
     {"values": [...]}; grid sampling needs "samples" for a distribution."""
@@ -230,6 +243,9 @@ def _read_values(values, sampling: str, where: str, err):
     if "values" in values:
         if not isinstance(values["values"], list) or not values["values"]:
             raise err(where, "expected a non-empty list of values")
+        for i, value in enumerate(values["values"]):
+            if not _finite(value):  # NaN/Infinity: JSON's writers refuse them (the run's scene, the tables)
+                raise err(f"{where}[{i}]", f"expected finite numbers, got {value!r}")
         return {"values": list(values["values"])}
     kind = "uniform" if "uniform" in values else "log_uniform"
     bounds = values[kind]
@@ -257,9 +273,13 @@ def _read_metrics(metrics, scene: dict, err) -> list:
         kind, arg = next(iter(m.items()))
         if kind == "centre":
             arg = {"body": arg}
-        if not isinstance(arg, dict) or arg.get("body") not in names:
-            raise err(where, f"unknown body {arg.get('body') if isinstance(arg, dict) else arg!r} (the scene has "
-                             f"{', '.join(map(str, names))})")
+        elif not isinstance(arg, dict):
+            raise err(f"{where}.lifted", f"expected {{\"body\": BODY, \"min_rise\": M}}, got {arg!r}")
+        elif set(arg) - {"body", "min_rise", "axis"}:
+            raise err(f"{where}.lifted.{sorted(set(arg) - {'body', 'min_rise', 'axis'})[0]}",
+                      "unknown key (expected body, min_rise, axis)")
+        if arg.get("body") not in names:
+            raise err(where, f"unknown body {arg.get('body')!r} (the scene has {', '.join(map(str, names))})")
         item = {"kind": kind, "body": arg["body"], "index": names.index(arg["body"])}
         if kind == "lifted":
             item["min_rise"] = _number(arg, "min_rise", lambda k, msg: err(f"{where}.lifted.min_rise", msg), 0.05)

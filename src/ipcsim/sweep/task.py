@@ -167,7 +167,10 @@ def _forked_main(scene_file: str, out: str, err_file: str) -> None:
     _die_with_parent()
     import contextlib
     import runpy
+    import signal
     import traceback
+
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the server's parent watch (``preload.exit_with_parent``)
 
     rc = 1
     sys.argv = ["ipcsim", "run", scene_file, "-o", out, "--quiet"]
