@@ -7,8 +7,9 @@ gravity, no ground, self-contact off so that only the elastic bound can stop it)
 v_y = -SQUASH (y - y_c) closes it at 5 m/s, and one implicit Euler step of 0.05 s aims its top 0.25 m below its
 bottom, a mirror image stretched four times. With "allow" every material but neo-Hookean ends the step with
 inverted tets (``test_allow_inverts``: the test of "prevent" with the bound switched off); with "prevent" no tet
-is inverted at any configuration the solver evaluates, and the step stops unconverged at max_newton_iterations
-against the bound (det F = J_FLOOR = 1e-6): the material's own minimiser is inverted.
+is inverted at any configuration the solver evaluates, and the step stops unconverged against the bound
+(det F = J_FLOOR = 1e-6; at max_newton_iterations, or earlier when an iteration cannot move at all): the
+material's own minimiser is inverted.
 """
 import warnings
 
@@ -18,6 +19,7 @@ import pytest
 from ipcsim.energies.neohookean import J_FLOOR
 from ipcsim.io_frames import tet_jacobians
 from ipcsim.model import ModelBuilder, box_tet_mesh
+from ipcsim.model.core import DEFAULT_INVERSION
 from ipcsim.runner import STATS_COLUMNS, InversionWarning, RunOptions, Simulation, run
 from ipcsim.scene import Scene, SceneError
 from ipcsim.solvers import terms
@@ -74,7 +76,7 @@ def test_prevent_keeps_every_evaluated_configuration_positive(material, monkeypa
     assert len(seen) > 1 and min(seen) > 0.5 * J_FLOOR  # measured: 1e-6 - 1e-15 (bisection and round-off)
     j = tet_jacobians(out.x, model.tets, model.dm_inv)
     assert st.n_inverted == 0 and st.min_volume_ratio == pytest.approx(j.min(), rel=1e-6) and j.min() > 0
-    assert not st.converged and st.newton_iterations == 40  # stalled against the bound (module docstring)
+    assert not st.converged  # stalled against the bound (module docstring)
 
 
 def test_neo_hookean_cannot_invert_even_with_allow(monkeypatch):
@@ -145,10 +147,10 @@ def _scene(**body) -> dict:
 @pytest.mark.parametrize("value", ["prevent", "allow", None])
 def test_json_inversion_key(value):
     scene = Scene.from_dict(_scene(**({} if value is None else {"inversion": value})), ".")
-    assert [b["inversion"] for b in scene.data["bodies"]] == [value or "prevent"] * 2
+    assert [b["inversion"] for b in scene.data["bodies"]] == [value or DEFAULT_INVERSION] * 2
     model = scene.build().model
     assert model.prevent_inversion.shape == (len(model.tets),)
-    assert np.all(model.prevent_inversion == ((value or "prevent") == "prevent"))
+    assert np.all(model.prevent_inversion == ((value or DEFAULT_INVERSION) == "prevent"))
 
 
 def test_json_inversion_key_is_validated():

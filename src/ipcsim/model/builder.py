@@ -87,8 +87,8 @@ class ModelBuilder:
         youngs_modulus [Pa];
         velocity [m/s] and angular_velocity [rad/s] (about the body's vertex centroid): the initial rigid
         velocity; fixed: (k,) bool Dirichlet mask (held in place); inversion: "prevent" (every Newton step is
-        bounded so that no positively oriented tet of the body inverts) or "allow" (``model.core.INVERSION_MODES``;
-        NH tets are bounded either way).
+        bounded so that no positively oriented tet of the body inverts; a step may then end unconverged against
+        the bound) or "allow" (the default, ``model.core.DEFAULT_INVERSION``; NH tets are bounded either way).
         """
         from ..energies.materials import material_info
 

@@ -32,6 +32,7 @@ from ..energies.tet_blocks import (HW_H, HW_STRIDE, deformation_gradient_into, h
 from ..energies.neohookean import J_FLOOR, max_step_keeping_orientation
 from ..jit import current_threads, dynamic_schedule, twin
 from ..model import Model
+from ..model.core import DEFAULT_INVERSION
 
 
 # ------------------------------------------------------------------------------------------ kernels
@@ -337,7 +338,7 @@ class ElasticTerm:
                                                                                 _CHUNK)
         guard = np.zeros(len(model.tets), bool)  # NH always (+inf energy when inverted); others by their body
         prevent = getattr(model, "prevent_inversion", None)
-        guard[:] = True if prevent is None else np.asarray(prevent, bool)
+        guard[:] = DEFAULT_INVERSION == "prevent" if prevent is None else np.asarray(prevent, bool)
         for name, idx in model.material_groups:
             if needs_inversion_guard(name):
                 guard[idx] = True

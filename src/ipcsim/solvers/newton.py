@@ -494,6 +494,8 @@ class NewtonSolver:
             if small:
                 stats.converged = True
                 break
+            if alpha <= 0.0:  # nothing moved (a tet held at the inversion bound's floor): every later iteration
+                break         # would repeat this one; the step ends unconverged
         return x, e, ev, started_converged
 
     def _line_search(self, potential, x, p, alpha, e, candidates, stats):
