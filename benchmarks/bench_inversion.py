@@ -96,6 +96,7 @@ def run(name: str, args) -> str:
         new = state.copy()
         solver.step(state, new, None, dt)
         state = new
+    steps = min(steps, args.steps or steps)
     its, unconverged, inverted_steps, most, worst = [], 0, 0, 0, np.inf
     t0 = time.perf_counter()
     for k in range(steps):
@@ -123,6 +124,7 @@ def main(argv=None) -> None:
     ap.add_argument("--bubble-material", default="NH", help="grasp scenes: the bubbles' material (NH or LCR)")
     ap.add_argument("--data", type=Path, default=HERE.parents[1] / "shared" / "data")
     ap.add_argument("--mat-steps", type=int, default=30, help="mat-on-board: steps of 0.025 s (default 30)")
+    ap.add_argument("--steps", type=int, default=0, help="run at most this many steps of each scene (0: all)")
     ap.add_argument("--verbose", action="store_true", help="one line per step")
     args = ap.parse_args(argv)
     for name in args.scenes.split(","):

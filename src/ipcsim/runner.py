@@ -213,9 +213,10 @@ class _Output:
         for b, name in enumerate(self.body_names):
             self.force_rows.append([step, row["time"], b, name] + [repr(float(f)) for f in forces[b].ravel()])
 
-    def warn_inversion(self, step: int, state, st) -> None:
+    def warn_inversion(self, step: int, state, st, bar=None) -> None:
         """Warn (``InversionWarning``, once per run) at the first step whose stats count an inverted tet, naming
-        the body, the tet (its index in the body and in the model) and its det F."""
+        the body, the tet (its index in the body and in the model) and its det F; bar: the progress bar, cleared
+        for the warning's line."""
         if self.warned_inversion or not getattr(st, "n_inverted", 0):
             return
         self.warned_inversion = True
@@ -225,9 +226,13 @@ class _Output:
         b = int(self.tet_body[e])
         local = e - int(np.flatnonzero(self.tet_body == b)[0])
         name = self.body_names[b] if 0 <= b < len(self.body_names) else f"body{b}"
+        if bar is not None:
+            bar.clear()
         warnings.warn(f"step {step} (t = {float(state.t):.6g} s): {st.n_inverted} tet(s) inverted, the deepest "
                       f"tet {local} of body {b} ({name!r}; model tet {e}) with det F = {j[e]:.3g}; see the "
                       "n_inverted and min_volume_ratio columns of stats.csv", InversionWarning, stacklevel=2)
+        if bar is not None:
+            bar.refresh()
 
     def load_stats(self, up_to_step: int) -> None:
         """Read the rows of stats.csv and forces.csv of an earlier run with step <= up_to_step (resume);
@@ -367,7 +372,7 @@ def run(sim: Simulation, opts: RunOptions, scene_data: dict | None = None) -> Ru
                 out.frame(k // opts.every, state)
                 frames = k // opts.every + 1
             out.add_stats(k, state.t, st, wall)
-            out.warn_inversion(k, state, st)
+            out.warn_inversion(k, state, st, bar)
             if not st.converged:
                 unconverged.append(k)
             if k % opts.checkpoint_every == 0 or k == n_steps:
