@@ -2,14 +2,14 @@
 the body inverts, for every material; "allow" does not), the per-step counts in ``StepStats`` / stats.csv and
 the run's one warning.
 
-The test scene squashes a free, very soft 10 cm cube (E = 100 Pa, or an affine body of stiffness 100 Pa; no
-gravity, no ground, self-contact off so that only the elastic bound can stop it): its initial velocity
-v_y = -SQUASH (y - y_c) closes it at 5 m/s, and one implicit Euler step of 0.05 s aims its top 0.25 m below its
-bottom, a mirror image stretched four times. With "allow" every material but neo-Hookean ends the step with
-inverted tets (``test_allow_inverts``: the test of "prevent" with the bound switched off); with "prevent" no tet
-is inverted at any configuration the solver evaluates, and the step stops unconverged against the bound
-(det F = J_FLOOR = 1e-6; at max_newton_iterations, or earlier when an iteration cannot move at all): the
-material's own minimiser is inverted.
+The test scene squashes a free, very soft 10 cm cube (E = 100 Pa; or an affine body of stiffness 100 Pa; or the
+cube embedded in a coarser one, whose tets are the simulated ones; no gravity, no ground, self-contact off so that
+only the elastic bound can stop it): its initial velocity v_y = -SQUASH (y - y_c) closes it at 5 m/s, and one
+implicit Euler step of 0.05 s aims its top 0.25 m below its bottom, a mirror image stretched four times. With
+"allow" every material but neo-Hookean ends the step with inverted tets (``test_allow_inverts``: the test of
+"prevent" with the bound switched off); with "prevent" no tet is inverted at any configuration the solver
+evaluates, and the step stops unconverged against the bound (det F = J_FLOOR = 1e-6; at max_newton_iterations,
+or earlier when an iteration cannot move at all): the material's own minimiser is inverted.
 """
 import warnings
 
@@ -25,7 +25,7 @@ from ipcsim.scene import Scene, SceneError
 from ipcsim.solvers import terms
 from ipcsim.solvers.implicit_euler import ImplicitEulerSolver
 
-MATERIALS = ("SNH", "FCR", "LCR", "LCR_LAGGED", "LE", "ABD")
+MATERIALS = ("SNH", "FCR", "LCR", "LCR_LAGGED", "LE", "ABD", "LCR-embedded")
 SQUASH = 100.0  # [1/s]
 
 
@@ -35,6 +35,9 @@ def squashed_cube(material: str, inversion: str, max_iterations: int = 40):
     b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
     if material == "ABD":
         b.add_affine_body(v, t, stiffness=100.0, inversion=inversion)
+    elif material.endswith("-embedded"):  # the cube embedded in a coarser cube (the simulated tets)
+        b.add_embedded_body(v, t, coarse=box_tet_mesh((0.1, 0.1, 0.1), (1, 1, 1)), youngs_modulus=100.0,
+                            poisson_ratio=0.3, material=material.split("-")[0], inversion=inversion)
     else:
         b.add_body(v, t, youngs_modulus=100.0, poisson_ratio=0.3, material=material, inversion=inversion)
     b.set_self_contact(0, False)

@@ -18,8 +18,9 @@ from .control import Control
 #: "allow" leaves it out of the bound (neo-Hookean tets keep it either way: their energy is +inf when inverted)
 INVERSION_MODES = ("prevent", "allow")
 #: the default is "allow": "prevent" stalls Newton on the teddy grasp with the paper's linear-corotated bubbles
-#: (``ipcsim demo teddy-grasp --bubble-material LCR``: from the squeeze on, every step ends unconverged against the
-#: bound, where "allow" converges in 3.65 iterations per step with up to 31 inverted tets; benchmarks/bench_inversion.py)
+#: (``ipcsim demo teddy-grasp --bubble-material LCR``: from the squeeze on, step 55 in the low mode, every step ends
+#: unconverged at 1,000 iterations against the bound, where "allow" converges in 3.65 iterations per step with up
+#: to 31 inverted tets; ``benchmarks/bench_inversion.py``)
 DEFAULT_INVERSION = "allow"
 
 
