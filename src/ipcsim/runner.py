@@ -23,6 +23,7 @@ import json
 import math
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +33,8 @@ from . import io_frames
 
 STATS_COLUMNS = ("step", "time", "newton_iterations", "line_search_steps", "n_contacts", "min_distance", "kappa",
                  "wall_seconds", "energy", "time_contact", "time_linear_solve", "time_ccd", "time_line_search",
-                 "time_other", "converged", "n_friction", "lagging_iterations", "prescribed_iterations")
+                 "time_other", "converged", "n_friction", "lagging_iterations", "prescribed_iterations", "n_inverted",
+                 "min_volume_ratio")
 #: forces.csv: per step and collision body (``name`` from ``Simulation.body_names`` then ``obstacle_names``), the
 #: contact force (barrier, half spaces included) and the friction force on it [N] at the end of the step
 FORCES_COLUMNS = ("step", "time", "body", "name", "contact_x", "contact_y", "contact_z", "friction_x", "friction_y",
@@ -41,6 +43,10 @@ CHECKPOINT = "checkpoint.npz"
 # files and patterns the run owns in OUT (removed when a fresh run starts there)
 _OWNED = ("stats.csv", "forces.csv", CHECKPOINT, "preview.png", "preview.mp4", "preview.gif")
 _FRAME_GLOBS = ("surface_*.ply", "volume_*.vtu")
+
+
+class InversionWarning(UserWarning):
+    """A tet of a simulated body is degenerate or inverted (det F <= 0) at the end of a step (once per run)."""
 
 
 class RunError(ValueError):
@@ -176,6 +182,7 @@ class _Output:
         self.body_names = collision_body_names(sim)
         self.rows: list[list] = []
         self.force_rows: list[list] = []
+        self.warned_inversion = False
 
     def frame(self, index: int, state) -> None:
         """Write frame ``index`` of ``state``."""
@@ -205,6 +212,27 @@ class _Output:
             forces = np.full((n, 2, 3), np.nan)
         for b, name in enumerate(self.body_names):
             self.force_rows.append([step, row["time"], b, name] + [repr(float(f)) for f in forces[b].ravel()])
+
+    def warn_inversion(self, step: int, state, st, bar=None) -> None:
+        """Warn (``InversionWarning``, once per run) at the first step whose stats count an inverted tet, naming
+        the body, the tet (its index in the body and in the model) and its det F; bar: the progress bar, cleared
+        for the warning's line."""
+        if self.warned_inversion or not getattr(st, "n_inverted", 0):
+            return
+        self.warned_inversion = True
+        m = self.sim.model
+        j = io_frames.tet_jacobians(state.x, m.tets, m.dm_inv)
+        e = int(np.argmin(j))
+        b = int(self.tet_body[e])
+        local = e - int(np.flatnonzero(self.tet_body == b)[0])
+        name = self.body_names[b] if 0 <= b < len(self.body_names) else f"body{b}"
+        if bar is not None:
+            bar.clear()
+        warnings.warn(f"step {step} (t = {float(state.t):.6g} s): {st.n_inverted} tet(s) inverted, the deepest "
+                      f"tet {local} of body {b} ({name!r}; model tet {e}) with det F = {j[e]:.3g}; see the "
+                      "n_inverted and min_volume_ratio columns of stats.csv", InversionWarning, stacklevel=2)
+        if bar is not None:
+            bar.refresh()
 
     def load_stats(self, up_to_step: int) -> None:
         """Read the rows of stats.csv and forces.csv of an earlier run with step <= up_to_step (resume);
@@ -344,6 +372,7 @@ def run(sim: Simulation, opts: RunOptions, scene_data: dict | None = None) -> Ru
                 out.frame(k // opts.every, state)
                 frames = k // opts.every + 1
             out.add_stats(k, state.t, st, wall)
+            out.warn_inversion(k, state, st, bar)
             if not st.converged:
                 unconverged.append(k)
             if k % opts.checkpoint_every == 0 or k == n_steps:

@@ -47,7 +47,8 @@ CASES = [
     (["colour"], "red", "colour: unknown key (allowed: bodies, contact, format, friction, gravity, half_spaces, "
                         "integrator, name, obstacles, output, solver, time)"),
     (["bodies", 0, "materal"], {}, "bodies[0].materal: unknown key (allowed: affine, dirichlet, embedding, "
-                                   "initial_velocity, material, mesh, name, neumann, self_contact, transform)"),
+                                   "initial_velocity, inversion, material, mesh, name, neumann, self_contact, "
+                                   "transform)"),
     (["bodies", 0, "mesh"], _DELETE, "bodies[0].mesh: missing required key"),
     (["bodies"], [], "bodies: expected a list of bodies (at least 1), got []"),
     (["bodies", 0, "mesh"], 3, 'bodies[0].mesh: expected a mesh file path, {"box": {"size": [sx, sy, sz], ...}} '

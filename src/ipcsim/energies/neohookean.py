@@ -71,33 +71,63 @@ def neohookean_gradient_and_hessian_blocks(x, tets, dm_inv, volume, mu, lam, pro
     return elastic_gradient_and_hessian_blocks("NH", x, tets, dm_inv, volume, mu, lam, project, want_hessian)
 
 
+#: det F below which a step bound keeps a tet from shrinking further (``max_step_keeping_orientation``): far
+#: above the round-off of det F (~1e-15), so that a solver stalled against the bound cannot drive a tet's
+#: volume to round-off and flip its sign
+J_FLOOR = 1e-6
+
+
 @twin  # ``max_step_without_inversion(...)`` runs the serial variant under one Numba thread
 def max_step_without_inversion(x, p, tets, safety) -> float:
     """Largest alpha in (0, 1] such that no tet's volume reaches ``(1 - safety)`` of it shrinking to zero.
 
-    Solves det(Ds(x + t p)) = 0 (a cubic in t) per tet and returns safety * the smallest positive root.
+    Solves det(Ds(x + t p)) = 0 (a cubic in t) per tet and returns safety * the smallest positive root (the
+    first t where the volume falls to a tenth of its value). x, p (n, 3) [m]; tets (m, 4).
     """
     best = np.ones(tets.shape[0])
     for e in prange(tets.shape[0]):
-        m0 = np.empty((3, 3))
-        m1 = np.empty((3, 3))
-        i0 = tets[e, 0]
-        for c in range(3):
-            ic = tets[e, c + 1]
-            for r in range(3):
-                m0[r, c] = x[ic, r] - x[i0, r]
-                m1[r, c] = p[ic, r] - p[i0, r]
-        # det(m0 + t m1) sampled at t = 0, 1, -1, 2 -> cubic coefficients
-        v0 = _det_combo(m0, m1, 0.0)
-        v1 = _det_combo(m0, m1, 1.0)
-        vm = _det_combo(m0, m1, -1.0)
-        v2 = _det_combo(m0, m1, 2.0)
-        c0 = v0
-        c2 = 0.5 * (v1 + vm) - c0
-        c3 = (v2 - 2.0 * v1 + c0 - 2.0 * c2) / 6.0
-        c1 = v1 - c0 - c2 - c3
-        best[e] = _first_root_in_unit(c3, c2, c1, c0, safety)
+        best[e] = _tet_step_bound(x, p, tets, e, 0.0, safety)
     return best.min()
+
+
+@twin
+def max_step_keeping_orientation(x, p, tets, floor, safety) -> float:
+    """Largest alpha in (0, 1] along x + alpha p (x, p (n, 3) [m]) keeping every positive tet of tets (m, 4)
+    positive: per tet with det(Ds(x)) = d0 > floor[e] (floor (m,) [m^3], the det(Ds) of det F = ``J_FLOOR``),
+    safety * the first t where det(Ds(x + t p)) (a cubic in t) falls to max(d0 / 10, floor[e]); per tet with
+    0 < d0 <= floor[e], safety * the first t where it falls below d0 (no further shrinking: 0 if it shrinks at
+    once). A tet with d0 <= 0 (already degenerate or inverted) sets no bound. 1.0 if nothing bounds the step.
+    """
+    best = np.ones(tets.shape[0])
+    for e in prange(tets.shape[0]):
+        best[e] = _tet_step_bound(x, p, tets, e, floor[e], safety)
+    return best.min()
+
+
+@njit(cache=True)
+def _tet_step_bound(x, p, tets, e, floor, safety) -> float:
+    """The step bound of tet e (``max_step_keeping_orientation``; floor 0: ``max_step_without_inversion``)."""
+    m0 = np.empty((3, 3))
+    m1 = np.empty((3, 3))
+    i0 = tets[e, 0]
+    for c in range(3):
+        ic = tets[e, c + 1]
+        for r in range(3):
+            m0[r, c] = x[ic, r] - x[i0, r]
+            m1[r, c] = p[ic, r] - p[i0, r]
+    # det(m0 + t m1) sampled at t = 0, 1, -1, 2 -> cubic coefficients
+    v0 = _det_combo(m0, m1, 0.0)
+    if not v0 > 0.0:  # degenerate or inverted already: its orientation cannot be kept, no bound
+        return 1.0
+    v1 = _det_combo(m0, m1, 1.0)
+    vm = _det_combo(m0, m1, -1.0)
+    v2 = _det_combo(m0, m1, 2.0)
+    c0 = v0
+    c2 = 0.5 * (v1 + vm) - c0
+    c3 = (v2 - 2.0 * v1 + c0 - 2.0 * c2) / 6.0
+    c1 = v1 - c0 - c2 - c3
+    target = max(0.1 * c0, floor) if c0 > floor else c0
+    return _first_root_below(c3, c2, c1, c0, target, safety)
 
 
 @njit(cache=True)
@@ -116,12 +146,17 @@ def _cubic(c3, c2, c1, c0, t):
 
 @njit(cache=True)
 def _first_root_in_unit(c3, c2, c1, c0, safety):
-    """safety * the first t in [0, 1] where the cubic falls to 0.1 c0 (c0 > 0: the current volume), else 1.
+    """safety * the first t in [0, 1] where the cubic falls to 0.1 c0 (c0 > 0: the current volume), else 1."""
+    return _first_root_below(c3, c2, c1, c0, 0.1 * c0, safety)
+
+
+@njit(cache=True)
+def _first_root_below(c3, c2, c1, c0, target, safety):
+    """safety * the first t in [0, 1] where the cubic falls to target (<= c0, its value at 0), else 1.
 
     The cubic is monotone between its critical points, so checking the ends of each monotone piece and
     bisecting inside the first piece that crosses is exact up to bisection precision.
     """
-    target = 0.1 * c0
     # critical points: 3 c3 t^2 + 2 c2 t + c1 = 0 (sorted; NaN = absent)
     qa, qb, qc = 3.0 * c3, 2.0 * c2, c1
     r0 = math.nan

@@ -17,7 +17,7 @@ from ..energies.neohookean import lame_parameters, rest_shape_data
 from ..geometry.collision_mesh import CollisionMesh, Plane
 from ..geometry.voxel_cage import box_tet_mesh  # noqa: F401  (re-exported: ipcsim.model.box_tet_mesh)
 from .control import BoundingBoxStepMotion, Control, KeyframedMotion, NeumannLoad, PrescribedMotion, _time_range
-from .core import Model, State
+from .core import DEFAULT_INVERSION, Model, State, check_inversion
 
 
 @dataclass
@@ -32,6 +32,7 @@ class _Body:
     material: str
     angular_velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     embedded: object = None  # model.embedded.EmbeddedData for an embedded body
+    inversion: str = DEFAULT_INVERSION  # "prevent" or "allow" (``core.INVERSION_MODES``)
 
 
 @dataclass
@@ -78,17 +79,21 @@ class ModelBuilder:
 
     def add_body(self, vertices, tets, *, density=1000.0, youngs_modulus=1e5, poisson_ratio=0.4,
                  translation=(0.0, 0.0, 0.0), rotation=None, scale=1.0, velocity=(0.0, 0.0, 0.0),
-                 angular_velocity=(0.0, 0.0, 0.0), fixed=None, material="NH") -> int:
+                 angular_velocity=(0.0, 0.0, 0.0), fixed=None, material="NH",
+                 inversion=DEFAULT_INVERSION) -> int:
         """Add a tet-mesh body; returns its id. vertices (k, 3) [m] are scaled, rotated (3x3), then translated.
 
         material: NH, SNH, FCR, LCR, LCR_LAGGED or LE (ABD: see ``add_affine_body``); density [kg/m^3];
         youngs_modulus [Pa];
         velocity [m/s] and angular_velocity [rad/s] (about the body's vertex centroid): the initial rigid
-        velocity; fixed: (k,) bool Dirichlet mask (held in place).
+        velocity; fixed: (k,) bool Dirichlet mask (held in place); inversion: "prevent" (every Newton step is
+        bounded so that no positively oriented tet of the body inverts; a step may then end unconverged against
+        the bound) or "allow" (the default, ``model.core.DEFAULT_INVERSION``; NH tets are bounded either way).
         """
         from ..energies.materials import material_info
 
         material_info(material)
+        check_inversion(inversion, f"body {len(self._bodies)}")
         v = _placed(vertices, scale, rotation, translation)
         fixed_mask = np.zeros(len(v), bool) if fixed is None else np.asarray(fixed, bool)
         if fixed_mask.shape != (len(v),):
@@ -97,7 +102,7 @@ class ModelBuilder:
             raise ValueError(f"body {len(self._bodies)}: density must be positive, got {density}")
         self._bodies.append(_Body(v, np.asarray(tets, np.int64), float(density), float(youngs_modulus),
                                   float(poisson_ratio), _vec3(velocity, "velocity"), fixed_mask, material,
-                                  _vec3(angular_velocity, "angular_velocity")))
+                                  _vec3(angular_velocity, "angular_velocity"), inversion=inversion))
         return len(self._bodies) - 1
 
     def set_self_contact(self, body: int, enabled: bool) -> None:
@@ -110,7 +115,7 @@ class ModelBuilder:
     def add_embedded_body(self, fine_vertices, fine_elements, *, coarse=None, resolution=None, density=1000.0,
                           youngs_modulus=1e5, poisson_ratio=0.4, translation=(0.0, 0.0, 0.0), rotation=None,
                           scale=1.0, velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), fixed=None,
-                          material="NH", mass="lumped") -> int:
+                          material="NH", mass="lumped", inversion=DEFAULT_INVERSION) -> int:
         """Add a fine body embedded in a coarse tet mesh (Embedded IPC, ``model.embedded``); returns its body id.
 
         fine_vertices (n, 3) [m] with fine_elements (t, 4) tets or (f, 3) a closed triangle surface: the collision
@@ -127,13 +132,13 @@ class ModelBuilder:
         data = embed_body(fine, fine_elements, placed, resolution, density, mass)
         i = self.add_body(data.coarse_vertices, data.coarse_tets, density=density, youngs_modulus=youngs_modulus,
                           poisson_ratio=poisson_ratio, velocity=velocity, angular_velocity=angular_velocity,
-                          fixed=fixed, material=material)
+                          fixed=fixed, material=material, inversion=inversion)
         self._bodies[i].embedded = data
         return i
 
     def add_affine_body(self, vertices, elements, *, density=1000.0, stiffness=1e7, translation=(0.0, 0.0, 0.0),
                         rotation=None, scale=1.0, velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0),
-                        fixed=False) -> int:
+                        fixed=False, inversion=DEFAULT_INVERSION) -> int:
         """Add an affine body (ABD, 004 §III-D): a stiff body whose only unknowns are the 4 nodes of one tet
         enclosing it (12 dofs: x = A X + p), carrying the body's whole surface for contact; returns its body id.
 
@@ -142,7 +147,9 @@ class ModelBuilder:
         (material "ABD"; the paper's stiff parts use 1e7 Pa); the mass is the full 12x12 J^T M J of the fine body
         (its exact inertia about any axis). fixed: True holds the body in place (an affine obstacle that still
         reports its contact forces). Its 4 nodes are the body's vertices 0..3 for ``add_dirichlet`` (e.g.
-        ``add_dirichlet(i, indices=range(4), ...)`` drives the whole body). Other arguments as ``add_body``.
+        ``add_dirichlet(i, indices=range(4), ...)`` drives the whole body). inversion: "prevent" keeps det A > 0
+        (A the body's affine map: the F of its enclosing tet, so every tet of the body keeps its orientation);
+        "allow" lets A reflect. Other arguments as ``add_body``.
         """
         from .embedded import embed_body, enclosing_tet
 
@@ -152,7 +159,7 @@ class ModelBuilder:
         data = embed_body(fine, elements, enclosing_tet(fine), None, density, "consistent")
         i = self.add_body(data.coarse_vertices, data.coarse_tets, density=density, youngs_modulus=stiffness,
                           poisson_ratio=0.0, velocity=velocity, angular_velocity=angular_velocity,
-                          fixed=np.full(4, bool(fixed)), material="ABD")
+                          fixed=np.full(4, bool(fixed)), material="ABD", inversion=inversion)
         self._bodies[i].embedded = data
         return i
 
@@ -296,6 +303,7 @@ class ModelBuilder:
             young[start:stop] = b.youngs_modulus
             groups.setdefault(b.material, []).append(np.arange(start, stop, dtype=np.int64))
             start = stop
+        prevent = np.concatenate([np.full(len(b.tets), b.inversion == "prevent") for b in self._bodies])
         x = np.vstack([x_body] + [o.vertices for o in self._obstacles])
         mass = np.zeros(len(x))
         np.add.at(mass, tets.ravel(), np.repeat(density * volume / 4.0, 4))
@@ -345,6 +353,7 @@ class ModelBuilder:
         model = Model(x.copy(), tets, dm_inv, volume, mu, lam, mass, fixed, mesh, self.gravity.copy(),
                       [(name, np.concatenate(idx)) for name, idx in groups.items()], young, is_obstacle, control,
                       *_embedded_maps(self._bodies, meshes, mass, np.concatenate([offsets[:-1], obs_offsets[:-1]])))
+        model.prevent_inversion = prevent
         v = np.zeros_like(x)
         for b, o in zip(self._bodies, offsets):
             r = b.vertices - (b.vertices.mean(axis=0) if b.embedded is None else b.embedded.centroid)

@@ -13,6 +13,23 @@ from ..geometry.collision_mesh import CollisionMesh
 from ..geometry.surface_map import SurfaceMap
 from .control import Control
 
+#: a body's ``inversion`` option: "prevent" bounds every Newton step so that no tet of the body that is positively
+#: oriented at the start of a Newton iteration becomes degenerate or inverted along it (for every material);
+#: "allow" leaves it out of the bound (neo-Hookean tets keep it either way: their energy is +inf when inverted)
+INVERSION_MODES = ("prevent", "allow")
+#: the default is "allow": "prevent" stalls Newton on the teddy grasp with the paper's linear-corotated bubbles
+#: (``ipcsim demo teddy-grasp --bubble-material LCR``: from the squeeze on, step 55 in the low mode, every step ends
+#: unconverged at 1,000 iterations against the bound, where "allow" converges in 3.65 iterations per step with up
+#: to 31 inverted tets; ``benchmarks/bench_inversion.py``)
+DEFAULT_INVERSION = "allow"
+
+
+def check_inversion(value, what: str) -> str:
+    """value if it is one of ``INVERSION_MODES``, else ValueError naming ``what`` (e.g. "body 2")."""
+    if value not in INVERSION_MODES:
+        raise ValueError(f"{what}: inversion must be one of {', '.join(map(repr, INVERSION_MODES))}, got {value!r}")
+    return value
+
 
 @dataclass
 class Model:
@@ -38,6 +55,8 @@ class Model:
         surface_map: x_surface = J x, the map from the n nodes to the collision surface (default: the selection
             ``collision_mesh.full_vertex_index``, full-space bodies).
         mass_matrix: M (3n, 3n) [kg] (default: the lumped diagonal of ``mass``).
+        prevent_inversion: (m,) bool, the tets whose orientation the Newton step bound keeps positive (the
+            bodies with ``inversion="prevent"``, see ``INVERSION_MODES``; default: as ``DEFAULT_INVERSION``).
     """
 
     rest_positions: np.ndarray
@@ -56,8 +75,11 @@ class Model:
     control: Control = field(default_factory=Control)
     surface_map: SurfaceMap | None = None
     mass_matrix: Mass | None = None
+    prevent_inversion: np.ndarray | None = None
 
     def __post_init__(self):
+        if self.prevent_inversion is None:
+            self.prevent_inversion = np.full(len(self.tets), DEFAULT_INVERSION == "prevent")
         if self.is_obstacle is None:
             self.is_obstacle = np.zeros(len(self.rest_positions), bool)
         if self.surface_map is None:

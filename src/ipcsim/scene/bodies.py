@@ -51,6 +51,7 @@ def resolve_body(r, raw: dict, i: int, geometry: dict) -> dict:
             g.nodes = _cage_nodes(r, g, out["embedding"], path + ["embedding"])
         return g.nodes
 
+    out["inversion"] = raw.get("inversion", DEFAULTS["inversion"])
     out["self_contact"] = bool(raw.get("self_contact", True))
     out["initial_velocity"] = filled({"linear": [0.0, 0.0, 0.0], "angular": [0.0, 0.0, 0.0]},
                                      raw.get("initial_velocity"))
@@ -151,7 +152,8 @@ def add_body(builder, body: dict, g: Geometry, path: list, error) -> int:
     """Add a resolved body (its Geometry g) to builder; returns its body id. error(path, message) makes the
     SceneError for a ValueError of the builder."""
     mat, init = body["material"], body["initial_velocity"]
-    motion = dict(velocity=init["linear"], angular_velocity=init["angular"])
+    motion = dict(velocity=init["linear"], angular_velocity=init["angular"],
+                  inversion=body.get("inversion", DEFAULTS["inversion"]))
     kind = body_kind(body)
     try:
         if kind == "affine":

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..model.core import DEFAULT_INVERSION
+
 DEFAULTS = {
     "time": {"end": 5.0, "dt": 0.025},
     "gravity": [0.0, -9.81, 0.0],
@@ -23,6 +25,7 @@ DEFAULTS = {
     "half_space": {"origin": [0.0, 0.0, 0.0], "normal": [0.0, 1.0, 0.0], "friction": 0.0},
     "embedding": {"mass": "lumped"},
     "affine": {"stiffness": 1e7, "fixed": False},
+    "inversion": DEFAULT_INVERSION,
 }
 
 

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ..model.core import INVERSION_MODES
 from .errors import SceneError, key_path, scene_error
 
 SCENE_FORMAT = "ipcsim-scene/1"
@@ -148,6 +149,7 @@ BODY = _obj({
     "material": MATERIAL,
     "embedding": EMBEDDING,
     "affine": AFFINE,
+    "inversion": {"enum": list(INVERSION_MODES)},
     "initial_velocity": _obj({"linear": VEC3, "angular": VEC3}),
     "self_contact": BOOL,
     "dirichlet": _array(DIRICHLET, what="Dirichlet sets"),

@@ -13,6 +13,8 @@ symbolic analysis) can recognise an unchanged pattern by identity.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
@@ -27,9 +29,10 @@ from ..energies.svd_lanes import F_ROW, LANES, SIGMA_ROW, U_ROW, V_ROW, lanes_wo
 from ..energies.tet_blocks import (HW_H, HW_STRIDE, deformation_gradient_into, hessian_workspace,
                                    shape_gradients_into, tet_gradient_into, tet_hessian_from_dpdf_into,
                                    tet_hessian_from_eigensystem_into)
-from ..energies.neohookean import max_step_without_inversion
+from ..energies.neohookean import J_FLOOR, max_step_keeping_orientation
 from ..jit import current_threads, dynamic_schedule, twin
 from ..model import Model
+from ..model.core import DEFAULT_INVERSION
 
 
 # ------------------------------------------------------------------------------------------ kernels
@@ -333,8 +336,18 @@ class ElasticTerm:
         self.pattern = TetBlockPattern(self._tets, model.n_vertices)
         self._chunk_bounds, self._phase_ptr, self._phase_chunks = _chunk_phases(self._tets, model.n_vertices,
                                                                                 _CHUNK)
-        self.guarded_tets = np.vstack([g[1] for g in self._groups if needs_inversion_guard(g[0])] or
-                                      [np.zeros((0, 4), np.int64)])
+        guard = np.zeros(len(model.tets), bool)  # NH always (+inf energy when inverted); others by their body
+        prevent = getattr(model, "prevent_inversion", None)
+        guard[:] = DEFAULT_INVERSION == "prevent" if prevent is None else np.asarray(prevent, bool)
+        for name, idx in model.material_groups:
+            if needs_inversion_guard(name):
+                guard[idx] = True
+        #: (k, 4) int64: the tets whose orientation ``max_step`` keeps (model order)
+        self.guarded_tets = np.ascontiguousarray(model.tets[guard], np.int64)
+        self._det_dm_inv = np.linalg.det(model.dm_inv) if len(model.tets) else np.zeros(0)
+        #: (k,) [m^3]: det(Ds) of each guarded tet at det F = J_FLOOR
+        self._floor = np.ascontiguousarray(J_FLOOR / self._det_dm_inv[guard])
+        self._unprescribed = (None, self.guarded_tets, self._floor)  # a prescribed mask, its tets (``max_step``)
 
     def energy(self, x: np.ndarray) -> float:
         """Psi(x) [J] at positions x (n, 3) [m] (+inf if a guarded tet is inverted); the same per-tet terms as
@@ -364,9 +377,35 @@ class ElasticTerm:
                             pat.indptr, self._chunk_bounds, self._phase_ptr, self._phase_chunks, grad, data)
         return grad, pat.csr(data), float(psi)
 
-    def max_step(self, x: np.ndarray, p: np.ndarray, safety: float = 0.9) -> float:
-        """Largest step fraction keeping every inversion-guarded tet positively oriented (1.0 if none)."""
-        if len(self.guarded_tets) == 0:
+    def max_step(self, x: np.ndarray, p: np.ndarray, prescribed: np.ndarray | None = None,
+                 safety: float = 0.9) -> float:
+        """Largest step fraction alpha in (0, 1] along x + alpha p (x, p (n, 3) [m]) that keeps every guarded tet
+        (``guarded_tets``) positively oriented (``max_step_keeping_orientation``): no such tet's det F falls below
+        a tenth of its value at x nor below ``J_FLOOR`` (one already below it does not shrink further), times
+        ``safety``. Tets already degenerate or inverted at x and tets whose four nodes are all prescribed ((n,)
+        bool mask; their path is given, not chosen) set no bound. 1.0 if none."""
+        tets, floor = self.guarded_tets, self._floor
+        if prescribed is not None and len(tets):
+            if self._unprescribed[0] is not prescribed:  # the same mask object for a whole step
+                keep = ~np.asarray(prescribed, bool)[tets].all(axis=1)
+                self._unprescribed = (prescribed, np.ascontiguousarray(tets[keep]), np.ascontiguousarray(floor[keep]))
+            tets, floor = self._unprescribed[1:]
+        if len(tets) == 0:
             return 1.0
-        with numba_threads(_threads(len(self.guarded_tets))):  # one thread: the serial variant (a minimum: same)
-            return float(max_step_without_inversion(x, p, self.guarded_tets, safety))
+        with numba_threads(_threads(len(tets))):  # one thread: the serial variant (a minimum: same)
+            return float(max_step_keeping_orientation(x, p, tets, floor, safety))
+
+    def volume_ratios(self, x: np.ndarray) -> np.ndarray:
+        """det F (m,) [1] of every tet in model order at positions x (n, 3) [m]: its current over its rest volume
+        (<= 0: degenerate or inverted)."""
+        t = self.model.tets
+        if len(t) == 0:
+            return np.zeros(0)
+        x0 = x[t[:, 0]]
+        e1, e2, e3 = x[t[:, 1]] - x0, x[t[:, 2]] - x0, x[t[:, 3]] - x0
+        return np.einsum("ij,ij->i", np.cross(e1, e2), e3) * self._det_dm_inv
+
+    def inversion_stats(self, x: np.ndarray) -> tuple[int, float]:
+        """(number of tets with det F <= 0, smallest det F (inf without tets)) at positions x (n, 3) [m]."""
+        j = self.volume_ratios(x)
+        return int(np.count_nonzero(~(j > 0.0))), float(j.min()) if len(j) else math.inf

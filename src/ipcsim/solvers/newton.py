@@ -16,7 +16,8 @@ lambda_k are the barrier forces kappa * s * |db/dd| lagged at the start of the s
 
 Each Newton iteration: PSD-projected Hessian, direct solve for p over the free coordinates (the solver's own
 ``linear.Factorization``), step bound alpha_max from additive CCD on the surface (J q -> J (q + p): straight
-lines, since J is linear) and the inversion bound of guarded materials, one trajectory broad phase whose
+lines, since J is linear) and the inversion bound (``ElasticTerm.max_step``: the tets of bodies with
+inversion "prevent", and neo-Hookean ones), one trajectory broad phase whose
 candidates every line-search trial reuses (001 §3), then backtracking until the energy decreases (refined by
 bisection when a trial was rejected, ``NewtonSolver._line_search``). Prescribed
 nodes (obstacles, Dirichlet sets) take part in the trajectory: while they are short of their targets, p holds
@@ -75,7 +76,9 @@ class StepStats:
     to their targets; min_distance [m]: smallest contact distance at the end (inf without contact);
     body_forces (n_collision_bodies, 2, 3) [N]: per collision body (``collision_mesh.body``: the simulated
     bodies, then the obstacles) the contact force [b, 0] and the friction force [b, 1] on it at the end of the
-    step (``NewtonSolver.body_forces``; half spaces are no collision body: their push is in the body's row).
+    step (``NewtonSolver.body_forces``; half spaces are no collision body: their push is in the body's row);
+    n_inverted: tets with det F <= 0 at the end of the step (all bodies, "prevent" or not); min_volume_ratio:
+    the smallest det F (current over rest volume) of any tet at the end (inf without tets).
     """
 
     newton_iterations: int = 0
@@ -95,6 +98,8 @@ class StepStats:
     prescribed_iterations: int = 0
     history: list = field(default_factory=list)
     body_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)))
+    n_inverted: int = 0
+    min_volume_ratio: float = math.inf
 
 
 @dataclass
@@ -395,6 +400,7 @@ class NewtonSolver:
         stats.body_forces = self.body_forces(xs, coll, fric)
         stats.time_contact += time.perf_counter() - t0
         stats.energy = e
+        stats.n_inverted, stats.min_volume_ratio = self.elastic.inversion_stats(x)
         v, a = self.integrator.update(state_in.x, state_in.v, state_in.a, x, setup.q_hat, h, setup.prescribed)
         state_out.x, state_out.v, state_out.a, state_out.t = x, v, a, state_in.t + h
         stats.time_other = (time.perf_counter() - t_start - stats.time_contact - stats.time_linear_solve
@@ -469,7 +475,7 @@ class NewtonSolver:
             xs0, xs1 = ev.xs, self._surface(x + p)
             candidates = build_candidates(mesh, xs0, xs1, inflation_radius=0.5 * dhat)
             alpha = compute_collision_free_stepsize(mesh, xs0, xs1, candidates=candidates)
-            alpha = min(alpha, self.elastic.max_step(x, p))
+            alpha = min(alpha, self.elastic.max_step(x, p, setup.prescribed))
             stats.time_ccd += time.perf_counter() - t0
             t0 = time.perf_counter()
             if arrived:
@@ -488,6 +494,8 @@ class NewtonSolver:
             if small:
                 stats.converged = True
                 break
+            if alpha <= 0.0:  # nothing moved (a tet held at the inversion bound's floor): every later iteration
+                break         # would repeat this one; the step ends unconverged
         return x, e, ev, started_converged
 
     def _line_search(self, potential, x, p, alpha, e, candidates, stats):
