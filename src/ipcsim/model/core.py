@@ -38,6 +38,8 @@ class Model:
         surface_map: x_surface = J x, the map from the n nodes to the collision surface (default: the selection
             ``collision_mesh.full_vertex_index``, full-space bodies).
         mass_matrix: M (3n, 3n) [kg] (default: the lumped diagonal of ``mass``).
+        damping_stiffness: (m,) float64 [s] per tet, the stiffness-proportional (Rayleigh) damping coefficient
+            beta of its body (damping force -beta K v, ``ipcsim.solvers.stiffness_damping``; default zeros).
     """
 
     rest_positions: np.ndarray
@@ -56,8 +58,11 @@ class Model:
     control: Control = field(default_factory=Control)
     surface_map: SurfaceMap | None = None
     mass_matrix: Mass | None = None
+    damping_stiffness: np.ndarray | None = None
 
     def __post_init__(self):
+        if self.damping_stiffness is None:
+            self.damping_stiffness = np.zeros(len(self.tets))
         if self.is_obstacle is None:
             self.is_obstacle = np.zeros(len(self.rest_positions), bool)
         if self.surface_map is None:

@@ -2,6 +2,7 @@
 integrator (implicit Euler, Newmark, quasi-static) and every body kind (x = J q).
 
     E(q) = w_i/2 (q - q_hat)^T M (q - q_hat) + w_p (Psi(q) + kappa B(J q) + D(J q) - f_ext . q) [+ E_d(q)]
+           [+ E_beta(q)]      (E_d: IPC's dampingRatio; E_beta: the bodies' stiffness damping, ``stiffness_damping``)
 
 q (n, 3) [m] are the node positions (``Model``), J the model's map to the collision surface
 (``Model.surface_map``), M its mass (``Model.mass_matrix``), the integrator (``ipcsim.solvers.integrators``)
@@ -46,8 +47,9 @@ from .friction_params import FrictionParameters, stencil_mu
 from .integrators import LaggedRayleighDamping, check_damping_ratio
 from .linear import Factorization, compute_ordering, resolve_backend
 from .reduction import FreePattern, PatternCache
+from .stiffness_damping import StiffnessDamping
 from .terms import (DERIVATIVES_FOLLOW, BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm,
-                    IncrementalPotential, InertiaTerm)
+                    IncrementalPotential, InertiaTerm, StiffnessDampingTerm)
 
 
 @dataclass
@@ -154,7 +156,8 @@ class NewtonSolver:
         model: the scene; integrator: an object of ``ipcsim.solvers.integrators``; contact: barrier parameters;
         friction: None or ``FrictionParameters``; tol: Newton tolerance (relative to the bounding-box diagonal,
         per second of step); max_newton_iterations; linear_backend: see ``linear.Factorization``;
-        damping_ratio: IPC's dampingRatio in [0, 1] (0: no damping, see ``integrators``);
+        damping_ratio: IPC's dampingRatio in [0, 1] (0: no damping, see ``integrators``); the bodies' own
+        stiffness damping (``Model.damping_stiffness``) is added as ``terms.StiffnessDampingTerm``;
         sanity_check: run ``ipcsim.sanity.check_scene`` on the state of the first step.
     """
 
@@ -172,6 +175,10 @@ class NewtonSolver:
             self.kappa, self.vertex_stiffness = softer_side_stiffness(e_s)
         self.friction = friction if friction is not None and friction.enabled else None
         self.damping_ratio = check_damping_ratio(damping_ratio)
+        self.stiffness_damping = StiffnessDamping(model)
+        if self.stiffness_damping.enabled and integrator.name == "quasi_static":
+            raise ValueError("a body's damping_stiffness needs a dynamic integrator (quasi-static steps have no "
+                             "velocity)")
         self.tol = tol
         self.max_newton_iterations = max_newton_iterations
         self.linear_backend = linear_backend
@@ -310,6 +317,8 @@ class NewtonSolver:
             damping = LaggedRayleighDamping.from_ratio(k_t, state_in.x, self.damping_ratio, h)
         weights = self.integrator.weights(h)
         extra = [t for t in (f(state_in, h, weights) for f in self.term_factories) if t is not None]
+        if self.stiffness_damping.enabled:  # per-body beta K v (``stiffness_damping``), K lagged at x^t
+            extra.insert(0, StiffnessDampingTerm(self.stiffness_damping.damping(state_in.x, h, weights[1])))
         return _StepSetup(q_hat, prescribed, target, f_ext, weights, damping, extra)
 
     def _friction_term(self, x_t: np.ndarray, x_lag: np.ndarray, h: float, weight: float) -> FrictionTerm:
