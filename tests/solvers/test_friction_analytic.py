@@ -21,6 +21,7 @@ import pytest
 
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.solvers.implicit_euler import FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.newton import velocity_tolerance
 
 pytestmark = pytest.mark.filterwarnings("ignore::ipcsim.sanity.SanityWarning")  # bodies start within dhat
 
@@ -179,3 +180,16 @@ def test_thrown_block_decelerates_at_mu_g():
         speed.append(float(w @ state.v[:, 0]))
     # measured +0.17 % (without the stop rule's cap on the tolerance: +5.4 %)
     assert -np.polyfit(times, speed, 1)[0] == pytest.approx(mu * G, rel=0.01)
+
+
+def test_the_stop_rule_is_capped_by_eps_v_only_with_friction():
+    model, _ = _block()[0].finalize()
+    assert ImplicitEulerSolver(model, friction=FrictionParameters(mu=0.0)).velocity_tol == pytest.approx(
+        1e-2 * np.sqrt(3.0) * SIDE)  # mu = 0: no friction, no cap
+    bbox = np.sqrt(3.0) * SIDE
+    assert ImplicitEulerSolver(model).velocity_tol == pytest.approx(1e-2 * bbox)  # IPC's rule
+    solver = ImplicitEulerSolver(model, friction=FrictionParameters(mu=0.3, eps_v=1e-3))
+    assert solver.velocity_tol == pytest.approx(1e-4)  # 0.1 eps_v < tol * bbox = 1.7e-3 m/s
+    solver.tol = 1e-5
+    assert solver.velocity_tol == pytest.approx(1e-5 * bbox)  # a tighter tol still rules
+    assert velocity_tolerance(1e-2, bbox, None) == pytest.approx(1e-2 * bbox)
