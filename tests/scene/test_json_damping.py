@@ -40,6 +40,13 @@ def test_each_body_gets_its_damping_on_its_own_tets(tmp_path):
     np.testing.assert_array_equal(per_tet[n_box:2 * n_box], 0.0)
     assert np.all(per_tet[-1] == 0.01)  # the affine body's one tet
     assert sim.solver.stiffness_damping.enabled
+    state = sim.state
+    state.v[:] = np.random.default_rng(3).normal(scale=0.05, size=state.v.shape)  # every body deforming
+    for _ in range(2):
+        out = state.copy()
+        stats = sim.solver.step(state, out, dt=0.01)
+        assert stats.converged and np.isfinite(stats.energy)
+        state = out
 
 
 def test_damping_with_a_quasi_static_integrator_is_an_error(tmp_path):
