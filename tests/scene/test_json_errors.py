@@ -46,9 +46,11 @@ CASES = [
     (["gravity"], [0, "down", 0], 'gravity[1]: expected a number, got "down"'),
     (["colour"], "red", "colour: unknown key (allowed: bodies, contact, format, friction, gravity, half_spaces, "
                         "integrator, name, obstacles, output, solver, time)"),
-    (["bodies", 0, "materal"], {}, "bodies[0].materal: unknown key (allowed: affine, dirichlet, embedding, "
+    (["bodies", 0, "materal"], {}, "bodies[0].materal: unknown key (allowed: affine, damping, dirichlet, embedding, "
                                    "initial_velocity, inversion, material, mesh, name, neumann, self_contact, "
                                    "transform)"),
+    (["bodies", 0, "damping"], {"stiffness": -0.05}, "bodies[0].damping.stiffness: expected a number >= 0, got -0.05"),
+    (["bodies", 0, "damping"], {"beta": 0.05}, "bodies[0].damping.beta: unknown key (allowed: stiffness)"),
     (["bodies", 0, "mesh"], _DELETE, "bodies[0].mesh: missing required key"),
     (["bodies"], [], "bodies: expected a list of bodies (at least 1), got []"),
     (["bodies", 0, "mesh"], 3, 'bodies[0].mesh: expected a mesh file path, {"box": {"size": [sx, sy, sz], ...}} '

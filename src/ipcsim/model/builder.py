@@ -33,6 +33,7 @@ class _Body:
     angular_velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     embedded: object = None  # model.embedded.EmbeddedData for an embedded body
     inversion: str = DEFAULT_INVERSION  # "prevent" or "allow" (``core.INVERSION_MODES``)
+    damping_stiffness: float = 0.0  # beta [s] of stiffness-proportional damping on the body's tets
 
 
 @dataclass
@@ -55,6 +56,17 @@ def _placed(vertices, scale, rotation, translation) -> np.ndarray:
     if rotation is not None:
         v = v @ np.asarray(rotation, dtype=np.float64).T
     return v + np.asarray(translation, dtype=np.float64)
+
+
+def _damping(value, body: int) -> float:
+    """A body's stiffness damping beta [s] (finite, >= 0)."""
+    try:
+        beta = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"body {body}: damping_stiffness must be a number [s], got {value!r}") from None
+    if not (math.isfinite(beta) and beta >= 0.0):
+        raise ValueError(f"body {body}: damping_stiffness must be finite and >= 0 [s], got {value!r}")
+    return beta
 
 
 def _vec3(value, name: str) -> np.ndarray:
@@ -80,7 +92,7 @@ class ModelBuilder:
     def add_body(self, vertices, tets, *, density=1000.0, youngs_modulus=1e5, poisson_ratio=0.4,
                  translation=(0.0, 0.0, 0.0), rotation=None, scale=1.0, velocity=(0.0, 0.0, 0.0),
                  angular_velocity=(0.0, 0.0, 0.0), fixed=None, material="NH",
-                 inversion=DEFAULT_INVERSION) -> int:
+                 inversion=DEFAULT_INVERSION, damping_stiffness=0.0) -> int:
         """Add a tet-mesh body; returns its id. vertices (k, 3) [m] are scaled, rotated (3x3), then translated.
 
         material: NH, SNH, FCR, LCR, LCR_LAGGED or LE (ABD: see ``add_affine_body``); density [kg/m^3];
@@ -88,7 +100,9 @@ class ModelBuilder:
         velocity [m/s] and angular_velocity [rad/s] (about the body's vertex centroid): the initial rigid
         velocity; fixed: (k,) bool Dirichlet mask (held in place); inversion: "prevent" (every Newton step is
         bounded so that no positively oriented tet of the body inverts; a step may then end unconverged against
-        the bound) or "allow" (the default, ``model.core.DEFAULT_INVERSION``; NH tets are bounded either way).
+        the bound) or "allow" (the default, ``model.core.DEFAULT_INVERSION``; NH tets are bounded either way);
+        damping_stiffness: beta [s] >= 0 of stiffness-proportional (Rayleigh) damping, force -beta K(x) v on the
+        body's tets (Drake's and the Embedded IPC paper's 0.05 s; 0: none; ``ipcsim.solvers.stiffness_damping``).
         """
         from ..energies.materials import material_info
 
@@ -100,9 +114,11 @@ class ModelBuilder:
             raise ValueError(f"body {len(self._bodies)}: fixed must be a ({len(v)},) bool mask")
         if density <= 0 or not np.isfinite(density):
             raise ValueError(f"body {len(self._bodies)}: density must be positive, got {density}")
+        beta = _damping(damping_stiffness, len(self._bodies))
         self._bodies.append(_Body(v, np.asarray(tets, np.int64), float(density), float(youngs_modulus),
                                   float(poisson_ratio), _vec3(velocity, "velocity"), fixed_mask, material,
-                                  _vec3(angular_velocity, "angular_velocity"), inversion=inversion))
+                                  _vec3(angular_velocity, "angular_velocity"), inversion=inversion,
+                                  damping_stiffness=beta))
         return len(self._bodies) - 1
 
     def set_self_contact(self, body: int, enabled: bool) -> None:
@@ -115,7 +131,7 @@ class ModelBuilder:
     def add_embedded_body(self, fine_vertices, fine_elements, *, coarse=None, resolution=None, density=1000.0,
                           youngs_modulus=1e5, poisson_ratio=0.4, translation=(0.0, 0.0, 0.0), rotation=None,
                           scale=1.0, velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), fixed=None,
-                          material="NH", mass="lumped", inversion=DEFAULT_INVERSION) -> int:
+                          material="NH", mass="lumped", inversion=DEFAULT_INVERSION, damping_stiffness=0.0) -> int:
         """Add a fine body embedded in a coarse tet mesh (Embedded IPC, ``model.embedded``); returns its body id.
 
         fine_vertices (n, 3) [m] with fine_elements (t, 4) tets or (f, 3) a closed triangle surface: the collision
@@ -123,7 +139,8 @@ class ModelBuilder:
         placed with the same scale/rotation/translation, or None for a voxel cage at ``resolution`` (a cell
         size [m], or {"vertices": target count}). The body's nodes are the coarse vertices (Dirichlet/Neumann
         selections by box or index refer to them); elasticity on the coarse tets with the fine volume inside
-        each; mass "lumped" (default) or "consistent" (see ``model.embedded``). Other arguments as ``add_body``.
+        each; mass "lumped" (default) or "consistent" (see ``model.embedded``); damping_stiffness [s] damps the
+        coarse tets (the elasticity lives there). Other arguments as ``add_body``.
         """
         from .embedded import embed_body
 
@@ -132,13 +149,13 @@ class ModelBuilder:
         data = embed_body(fine, fine_elements, placed, resolution, density, mass)
         i = self.add_body(data.coarse_vertices, data.coarse_tets, density=density, youngs_modulus=youngs_modulus,
                           poisson_ratio=poisson_ratio, velocity=velocity, angular_velocity=angular_velocity,
-                          fixed=fixed, material=material, inversion=inversion)
+                          fixed=fixed, material=material, inversion=inversion, damping_stiffness=damping_stiffness)
         self._bodies[i].embedded = data
         return i
 
     def add_affine_body(self, vertices, elements, *, density=1000.0, stiffness=1e7, translation=(0.0, 0.0, 0.0),
                         rotation=None, scale=1.0, velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0),
-                        fixed=False, inversion=DEFAULT_INVERSION) -> int:
+                        fixed=False, inversion=DEFAULT_INVERSION, damping_stiffness=0.0) -> int:
         """Add an affine body (ABD, 004 §III-D): a stiff body whose only unknowns are the 4 nodes of one tet
         enclosing it (12 dofs: x = A X + p), carrying the body's whole surface for contact; returns its body id.
 
@@ -149,7 +166,9 @@ class ModelBuilder:
         reports its contact forces). Its 4 nodes are the body's vertices 0..3 for ``add_dirichlet`` (e.g.
         ``add_dirichlet(i, indices=range(4), ...)`` drives the whole body). inversion: "prevent" keeps det A > 0
         (A the body's affine map: the F of its enclosing tet, so every tet of the body keeps its orientation);
-        "allow" lets A reflect. Other arguments as ``add_body``.
+        "allow" lets A reflect. damping_stiffness [s] damps the orthogonality energy's stretch and shear of A (its
+        Hessian at a rotation annihilates infinitesimal rotations, and any translation: the rigid motion is not
+        damped). Other arguments as ``add_body``.
         """
         from .embedded import embed_body, enclosing_tet
 
@@ -159,7 +178,8 @@ class ModelBuilder:
         data = embed_body(fine, elements, enclosing_tet(fine), None, density, "consistent")
         i = self.add_body(data.coarse_vertices, data.coarse_tets, density=density, youngs_modulus=stiffness,
                           poisson_ratio=0.0, velocity=velocity, angular_velocity=angular_velocity,
-                          fixed=np.full(4, bool(fixed)), material="ABD", inversion=inversion)
+                          fixed=np.full(4, bool(fixed)), material="ABD", inversion=inversion,
+                          damping_stiffness=damping_stiffness)
         self._bodies[i].embedded = data
         return i
 
@@ -352,7 +372,9 @@ class ModelBuilder:
         fixed = np.concatenate([b.fixed for b in self._bodies] + [np.ones(len(x) - n_body, bool)])
         model = Model(x.copy(), tets, dm_inv, volume, mu, lam, mass, fixed, mesh, self.gravity.copy(),
                       [(name, np.concatenate(idx)) for name, idx in groups.items()], young, is_obstacle, control,
-                      *_embedded_maps(self._bodies, meshes, mass, np.concatenate([offsets[:-1], obs_offsets[:-1]])))
+                      *_embedded_maps(self._bodies, meshes, mass, np.concatenate([offsets[:-1], obs_offsets[:-1]])),
+                      damping_stiffness=np.repeat([b.damping_stiffness for b in self._bodies],
+                                                  [len(b.tets) for b in self._bodies]).astype(np.float64))
         model.prevent_inversion = prevent
         v = np.zeros_like(x)
         for b, o in zip(self._bodies, offsets):

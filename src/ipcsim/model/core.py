@@ -57,6 +57,8 @@ class Model:
         mass_matrix: M (3n, 3n) [kg] (default: the lumped diagonal of ``mass``).
         prevent_inversion: (m,) bool, the tets whose orientation the Newton step bound keeps positive (the
             bodies with ``inversion="prevent"``, see ``INVERSION_MODES``; default: as ``DEFAULT_INVERSION``).
+        damping_stiffness: (m,) float64 [s] per tet, the stiffness-proportional (Rayleigh) damping coefficient
+            beta of its body (damping force -beta K v, ``ipcsim.solvers.stiffness_damping``; default zeros).
     """
 
     rest_positions: np.ndarray
@@ -76,10 +78,13 @@ class Model:
     surface_map: SurfaceMap | None = None
     mass_matrix: Mass | None = None
     prevent_inversion: np.ndarray | None = None
+    damping_stiffness: np.ndarray | None = None
 
     def __post_init__(self):
         if self.prevent_inversion is None:
             self.prevent_inversion = np.full(len(self.tets), DEFAULT_INVERSION == "prevent")
+        if self.damping_stiffness is None:
+            self.damping_stiffness = np.zeros(len(self.tets))
         if self.is_obstacle is None:
             self.is_obstacle = np.zeros(len(self.rest_positions), bool)
         if self.surface_map is None:

@@ -53,6 +53,8 @@ def resolve_body(r, raw: dict, i: int, geometry: dict) -> dict:
 
     out["inversion"] = raw.get("inversion", DEFAULTS["inversion"])
     out["self_contact"] = bool(raw.get("self_contact", True))
+    if "damping" in raw:  # kept out of the resolved entry when not given (scene fingerprints stay as they were)
+        out["damping"] = {"stiffness": float(raw["damping"].get("stiffness", 0.0))}
     out["initial_velocity"] = filled({"linear": [0.0, 0.0, 0.0], "angular": [0.0, 0.0, 0.0]},
                                      raw.get("initial_velocity"))
     out["dirichlet"] = [_dirichlet(r, d, path + ["dirichlet", j], nodes, kind)
@@ -154,6 +156,9 @@ def add_body(builder, body: dict, g: Geometry, path: list, error) -> int:
     mat, init = body["material"], body["initial_velocity"]
     motion = dict(velocity=init["linear"], angular_velocity=init["angular"],
                   inversion=body.get("inversion", DEFAULTS["inversion"]))
+    beta = body.get("damping", {}).get("stiffness", 0.0)
+    if beta:  # stiffness-proportional damping beta [s] (``solvers.stiffness_damping``)
+        motion["damping_stiffness"] = float(beta)
     kind = body_kind(body)
     try:
         if kind == "affine":

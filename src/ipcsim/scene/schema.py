@@ -152,6 +152,7 @@ BODY = _obj({
     "inversion": {"enum": list(INVERSION_MODES)},
     "initial_velocity": _obj({"linear": VEC3, "angular": VEC3}),
     "self_contact": BOOL,
+    "damping": _obj({"stiffness": NON_NEGATIVE}),
     "dirichlet": _array(DIRICHLET, what="Dirichlet sets"),
     "neumann": _array(NEUMANN, what="Neumann loads"),
 }, ["mesh"], _one_of_keys("embedding", "affine", exactly=False))

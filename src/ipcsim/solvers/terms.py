@@ -183,6 +183,11 @@ class DampingTerm(EnergyTerm):
         hess.add_full(1.0, self.damping.hessian())
 
 
+class StiffnessDampingTerm(DampingTerm):
+    """The bodies' stiffness-proportional damping E_beta = w_p / (2 h) (q - q^t)^T K_beta (q - q^t)
+    (``stiffness_damping``), a ``LaggedRayleighDamping`` whose coefficient already holds w_p / h."""
+
+
 class IncrementalPotential:
     """The sum of a step's energy terms over node positions q (n, 3) [m].
 
