@@ -96,9 +96,8 @@ class GraspParameters:
 
 def _damping_options(p: GraspParameters) -> dict:
     """The one place where the grasp's stiffness damping (p.damping_stiffness [s], both bodies) reaches the model:
-    keyword arguments for ``ModelBuilder.add_body``/``add_embedded_body``. The builder has no per-body damping
-    yet, so this is empty and the grasp runs undamped; once the builder takes it, return it from here."""
-    return {}
+    keyword arguments for ``ModelBuilder.add_body``/``add_embedded_body`` (none when it is 0)."""
+    return {"damping_stiffness": p.damping_stiffness} if p.damping_stiffness else {}
 
 
 def _bubble_rotation(side: int) -> np.ndarray:

@@ -29,7 +29,7 @@ def test_the_scene_builds_the_demo_model(pair):
     sim, ref, (_, nodes, fixed) = pair
     a, b = sim.model, ref.model
     assert a.n_vertices == b.n_vertices == nodes
-    for attr in ("tets", "fixed", "is_obstacle", "mu", "lam", "youngs_modulus"):
+    for attr in ("tets", "fixed", "is_obstacle", "mu", "lam", "youngs_modulus", "damping_stiffness", "prevent_inversion"):
         assert np.array_equal(getattr(a, attr), getattr(b, attr)), attr
     for attr, atol in (("rest_positions", ATOL), ("mass", ATOL), ("volume", 1e-19), ("gravity", 0.0)):
         assert np.allclose(getattr(a, attr), getattr(b, attr), rtol=0, atol=atol), attr
