@@ -181,10 +181,10 @@ def export_run(out, fmt: str, output=None, up: str = "y") -> list[Path]:
 
 def _import_pxr():
     try:
-        from pxr import Gf, Sdf, Tf, Usd, UsdGeom, Vt
+        from pxr import Sdf, Tf, Usd, UsdGeom, Vt
     except ImportError:
         raise ExportError("USD export needs usd-core: pip install 'ipcsim[usd]' (or pip install usd-core)") from None
-    return {"Gf": Gf, "Sdf": Sdf, "Tf": Tf, "Usd": Usd, "UsdGeom": UsdGeom, "Vt": Vt}
+    return {"Sdf": Sdf, "Tf": Tf, "Usd": Usd, "UsdGeom": UsdGeom, "Vt": Vt}
 
 
 # ----------------------------------------------------------------------------------------------- USD

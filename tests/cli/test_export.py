@@ -167,7 +167,10 @@ def read_obj(path):
 
 
 def test_obj_sequence_one_file_per_frame_one_object_per_body(run_dir, cli, tmp_path):
-    assert cli("export", run_dir, "--format", "obj", "-o", tmp_path / "objs")[0] == 0
+    (tmp_path / "objs").mkdir()
+    (tmp_path / "objs" / "tiny_00009.obj").write_text("an earlier export's frame\n")
+    assert cli("export", run_dir, "--format", "obj", "-o", tmp_path / "objs")[0] == 0  # replaces that export
+    assert no_temporaries(tmp_path) and [p.name for p in tmp_path.iterdir()] == ["objs"]
     files = sorted((tmp_path / "objs").glob("*.obj"))
     frames = ply_frames(run_dir)
     assert [p.name for p in files] == [f"tiny_{k:05d}.obj" for k in range(len(frames))]
