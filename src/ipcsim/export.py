@@ -3,10 +3,12 @@ play a run as an animation: Blender, Houdini, Omniverse / Isaac Sim (USD), ParaV
 importer.
 
 What is read (layout in docs/output.md): OUT/frames/surface_NNNNN.ply (the collision surface of the whole
-scene, per-vertex ``body`` id: the simulated bodies, then the obstacles, in scene order) and OUT/scene.json
-(the bodies' and obstacles' names, ``time.dt`` and ``output.every``). Frame k holds the state after
-k * every steps, so its time is t_k = k * every * dt [s] and the frames are 1 / (every * dt) apart; a run
-without a time step (a face run) is given ``DEFAULT_FPS`` frames per second, t_k = k / DEFAULT_FPS.
+scene, per-vertex ``body`` id: the simulated bodies, then the obstacles, in scene order); the bodies' names
+from OUT/forces.csv (as the run wrote them) or OUT/scene.json (``bodies[].name``, ``obstacles[].name``, which
+also tell the obstacles apart); the time step dt and the frame spacing ``every`` from OUT/checkpoint.npz or
+OUT/scene.json (``time.dt``, ``output.every``). Frame k holds the state after k * every steps, so its time is
+t_k = k * every * dt [s] and the frames are 1 / (every * dt) apart; a run without a time step (a face run) is
+given ``DEFAULT_FPS`` frames per second, t_k = k / DEFAULT_FPS.
 
 - ``usd``: one stage (``.usd``/``.usdc`` binary, ``.usda`` text); /World (the default prim) holds one
   ``UsdGeom.Mesh`` per collision body named after the scene's body (``Tf.MakeValidIdentifier``; the exact name
@@ -26,6 +28,7 @@ so a failed export leaves nothing half-written. Bad input raises ``ExportError``
 """
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -96,23 +99,57 @@ def to_up(points: np.ndarray, up: str) -> np.ndarray:
     return np.stack([points[:, 0], 0.0 - points[:, 2], points[:, 1]], axis=1)
 
 
-def frame_times(data: dict | None, n_frames: int) -> tuple[np.ndarray, float]:
-    """(times (n_frames,) [s], frames per second) of a run's frames: t_k = k * every * dt with dt = time.dt and
-    every = output.every of the resolved scene ``data`` (frame k is the state after k * every steps);
-    k / DEFAULT_FPS when the scene has no time step (face runs, no scene.json)."""
-    dt = (data or {}).get("time", {}).get("dt")
-    every = int((data or {}).get("output", {}).get("every", 1))
-    if not isinstance(dt, (int, float)) or not (dt > 0 and math.isfinite(dt)) or every < 1:
+def frame_times(data: dict | None, n_frames: int, timing: tuple | None = None) -> tuple[np.ndarray, float]:
+    """(times (n_frames,) [s], frames per second) of a run's frames: t_k = k * every * dt (frame k is the state
+    after k * every steps) with (dt, every) = ``timing`` (what the run recorded in its checkpoint, ``run_timing``)
+    or else time.dt and output.every of the resolved scene ``data``; k / DEFAULT_FPS when neither gives a time
+    step (face runs)."""
+    if timing is None:
+        timing = ((data or {}).get("time", {}).get("dt"), (data or {}).get("output", {}).get("every", 1))
+    dt, every = timing
+    if not isinstance(dt, (int, float)) or not (dt > 0 and math.isfinite(dt)) or int(every) < 1:
         return np.arange(n_frames) / DEFAULT_FPS, DEFAULT_FPS
-    return np.arange(n_frames) * (every * float(dt)), 1.0 / (every * float(dt))
+    step = int(every) * float(dt)
+    return np.arange(n_frames) * step, 1.0 / step
 
 
-def body_names(data: dict | None, n_ids: int) -> tuple[list, int]:
-    """(name per collision body id, number of simulated bodies): the scene's ``bodies[].name`` then
-    ``obstacles[].name`` (as ``runner.collision_body_names``), "body<i>" where the scene names none."""
+def run_timing(out: Path) -> tuple | None:
+    """(dt [s], every) of the run in ``out`` from its OUT/checkpoint.npz (the runner writes both; a demo's
+    scene.json may hold neither, e.g. the teddy grasp's); None without a readable checkpoint."""
+    path = Path(out) / "checkpoint.npz"
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return float(z["dt"]), int(z["every"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def recorded_names(out: Path) -> list | None:
+    """The collision bodies' names in id order as the run wrote them in OUT/forces.csv (``body``, ``name``
+    columns; ``runner.collision_body_names``); None without such rows."""
+    path = Path(out) / "forces.csv"
+    if not path.is_file():
+        return None
+    names = {}
+    with open(path, newline="") as fh:
+        for row in csv.DictReader(fh):
+            try:
+                names.setdefault(int(row["body"]), row["name"])
+            except (KeyError, TypeError, ValueError):
+                return None
+    return [names.get(i, f"body{i}") for i in range(max(names) + 1)] if names else None
+
+
+def body_names(data: dict | None, n_ids: int, recorded: list | None = None) -> tuple[list, int]:
+    """(name per collision body id, number of simulated bodies: ids at or above it are obstacles): the names the
+    run ``recorded`` (``recorded_names``) or else the scene's ``bodies[].name`` then ``obstacles[].name`` (as
+    ``runner.collision_body_names``), "body<i>" where neither names one. Without the scene's ``bodies`` (a
+    demo's parameters, a face run) every id counts as a body."""
     bodies = [str(b.get("name", f"body{i}")) for i, b in enumerate((data or {}).get("bodies", []) or [])]
     obstacles = [str(o.get("name", f"obstacle{i}")) for i, o in enumerate((data or {}).get("obstacles", []) or [])]
-    names = bodies + obstacles
+    names = list(recorded) if recorded else bodies + obstacles
     names = [names[i] if i < len(names) else f"body{i}" for i in range(max(n_ids, len(names)))]
     return names, (len(bodies) if bodies else len(names))
 
@@ -138,8 +175,8 @@ def load_run(out) -> RunFrames:
         _, faces, body = io_frames.read_ply(paths[0], with_body=True)
     except (OSError, ValueError) as exc:
         raise ExportError(f"{paths[0]}: unreadable frame ({exc})") from None
-    names, n_bodies = body_names(data, int(body.max()) + 1 if len(body) else 0)
-    times, fps = frame_times(data, len(paths))
+    names, n_bodies = body_names(data, int(body.max()) + 1 if len(body) else 0, recorded_names(out))
+    times, fps = frame_times(data, len(paths), run_timing(out))
     name = str((data or {}).get("name") or out.resolve().name or "run")
     return RunFrames(out, name, paths, faces, body, names, n_bodies, times, fps, list_frames(out, "volume"))
 

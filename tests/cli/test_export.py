@@ -3,6 +3,8 @@ obstacle) exported and read back: the USD with pxr (every point of every frame a
 with xml.etree and meshio, the OBJ sequence by hand; bad input -> one line, exit 2, nothing written."""
 import copy
 import csv
+import json
+import shutil
 import sys
 import xml.etree.ElementTree as ET
 
@@ -220,5 +222,28 @@ def test_a_bad_frame_midway_leaves_nothing_half_written(run_dir, cli, tmp_path, 
 def test_frame_times_follow_dt_and_every():
     times, fps = ex.frame_times({"time": {"dt": 0.005}, "output": {"every": 4}}, 3)
     assert np.allclose(times, [0.0, 0.02, 0.04], rtol=0, atol=1e-15) and fps == pytest.approx(50.0)
+    times, fps = ex.frame_times({"time": {"dt": 0.005}}, 3, timing=(0.01, 3))  # the checkpoint's win
+    assert np.allclose(times, [0.0, 0.03, 0.06], rtol=0, atol=1e-15) and fps == pytest.approx(100 / 3)
     times, fps = ex.frame_times({"format": "ipcsim-face/1"}, 3)  # no time step: DEFAULT_FPS
     assert np.array_equal(times, [0.0, 0.1, 0.2]) and fps == ex.DEFAULT_FPS
+
+
+def test_a_demo_run_whose_scene_json_holds_parameters_only(run_dir, tmp_path):
+    """The teddy grasp's scene.json holds the demo's parameters, no bodies and no output.every: the names come
+    from forces.csv and the frame spacing from checkpoint.npz (every = 2 here, not scene.json's default 1)."""
+    from pxr import Usd
+
+    demo = tmp_path / "demo"
+    shutil.copytree(run_dir, demo, ignore=shutil.ignore_patterns("export"))
+    (demo / "scene.json").write_text(json.dumps({"name": "grasp", "demo": "teddy-grasp", "time": SCENE["time"]}))
+    pvd = ex.export_run(demo, "pvd")[0]
+    times = stats_times(demo)
+    assert [float(d.get("timestep")) for d in ET.parse(pvd).getroot().findall("./Collection/DataSet")] == \
+        pytest.approx([0.0] + [times[2 * k] for k in (1, 2, 3)], abs=1e-12)
+    stage = Usd.Stage.Open(str(ex.export_run(demo, "usd")[0]))
+    prims = list(stage.GetDefaultPrim().GetChildren())
+    assert [p.GetAttribute("ipcsim:name").Get() for p in prims] == ["bottom cube", "top", "floor", "pusher"]
+    assert stage.GetRootLayer().timeCodesPerSecond == pytest.approx(50.0)
+    # which ids are obstacles is unknown here: every prim is a time-sampled body
+    assert [p.GetAttribute("ipcsim:obstacle").Get() for p in prims] == [False] * 4
+    assert prims[2].GetAttribute("points").GetNumTimeSamples() == 4
