@@ -247,3 +247,15 @@ def test_a_demo_run_whose_scene_json_holds_parameters_only(run_dir, tmp_path):
     # which ids are obstacles is unknown here: every prim is a time-sampled body
     assert [p.GetAttribute("ipcsim:obstacle").Get() for p in prims] == [False] * 4
     assert prims[2].GetAttribute("points").GetNumTimeSamples() == 4
+
+
+def test_frames_only_directory_gets_default_names_and_fps(run_dir, tmp_path):
+    """Without scene.json, forces.csv or checkpoint.npz (what a face run lacks but scene.json): bodies body<i>,
+    DEFAULT_FPS frames per second."""
+    bare = tmp_path / "bare"
+    shutil.copytree(run_dir / "frames", bare / "frames")
+    folder = ex.export_run(bare, "obj")[0]
+    assert folder == bare / "export" / "obj"
+    text = (folder / "bare_00002.obj").read_text()
+    assert text.startswith("# ipcsim frame 2 of bare, t = 0.2 s\n")
+    assert list(read_obj(folder / "bare_00002.obj")) == ["body0", "body1", "body2", "body3"]
