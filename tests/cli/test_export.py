@@ -259,3 +259,9 @@ def test_frames_only_directory_gets_default_names_and_fps(run_dir, tmp_path):
     text = (folder / "bare_00002.obj").read_text()
     assert text.startswith("# ipcsim frame 2 of bare, t = 0.2 s\n")
     assert list(read_obj(folder / "bare_00002.obj")) == ["body0", "body1", "body2", "body3"]
+
+
+def test_help(cli):
+    rc, stdout, _ = cli("export", "--help")
+    assert rc == 0 and stdout.startswith("usage: ipcsim export") and "--up {y,z}" in stdout
+    assert "export" in cli("--help")[1]
