@@ -171,6 +171,8 @@ def load_run(out) -> RunFrames:
             data = json.loads((out / "scene.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ExportError(f"{out / 'scene.json'}: unreadable ({exc})") from None
+        if not isinstance(data, dict):
+            raise ExportError(f"{out / 'scene.json'}: not a JSON object")
     try:
         _, faces, body = io_frames.read_ply(paths[0], with_body=True)
     except (OSError, ValueError) as exc:
@@ -208,12 +210,18 @@ def export_run(out, fmt: str, output=None, up: str = "y") -> list[Path]:
         raise ExportError(f"{target}: a ParaView collection ends in .pvd")
     if target.exists() and (target.is_dir() != (fmt == "obj")):
         raise ExportError(f"{target} exists and is {'not ' if fmt == 'obj' else ''}a directory")
+    created = not target.parent.exists()
     target.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "usd":
-        return [write_usd(run, target, up, pxr)]
-    if fmt == "pvd":
-        return write_pvd(run, target, up)
-    return [write_obj(run, target, up)]
+    try:
+        if fmt == "usd":
+            return [write_usd(run, target, up, pxr)]
+        if fmt == "pvd":
+            return write_pvd(run, target, up)
+        return [write_obj(run, target, up)]
+    except BaseException:
+        if created and not any(target.parent.iterdir()):
+            target.parent.rmdir()  # the folder made for the export (OUT/export); the ones above it stay
+        raise
 
 
 def _import_pxr():

@@ -198,6 +198,13 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(run_dir, cli, tmp_path,
         ex.export_run(run_dir, "fbx")
     rc, _, err = cli("export", run_dir, "--format", "usd", "-o", tmp_path / "a.obj")
     assert rc == 2 and err == f"error: {tmp_path / 'a.obj'}: a USD file ends in .usd, .usda or .usdc\n"
+    (tmp_path / "scene.json").write_text("[1, 2]")
+    (tmp_path / "frames").mkdir()
+    write_ply(tmp_path / "frames" / "surface_00000.ply", *ply_frames(run_dir)[0])
+    rc, _, err = cli("export", tmp_path, "--format", "obj")
+    assert rc == 2 and err == f"error: {tmp_path / 'scene.json'}: not a JSON object\n"
+    (tmp_path / "scene.json").unlink()
+    shutil.rmtree(tmp_path / "frames")
     monkeypatch.setitem(sys.modules, "pxr", None)  # usd-core not installed
     rc, _, err = cli("export", run_dir, "--format", "usd", "-o", tmp_path / "b.usd")
     assert rc == 2 and err == "error: USD export needs usd-core: pip install 'ipcsim[usd]' (or pip install usd-core)\n"
@@ -217,6 +224,8 @@ def test_a_bad_frame_midway_leaves_nothing_half_written(run_dir, cli, tmp_path, 
     assert rc == 2 and err == (f"error: {broken / 'frames' / 'surface_00002.ply'}: its surface differs from "
                                "surface_00000.ply (vertex count or faces)\n")
     assert list(out.iterdir()) == [] and no_temporaries(tmp_path)
+    assert cli("export", broken, "--format", fmt)[0] == 2
+    assert sorted(p.name for p in broken.iterdir()) == ["frames"]  # no OUT/export left behind
 
 
 def test_frame_times_follow_dt_and_every():
