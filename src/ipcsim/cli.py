@@ -314,6 +314,14 @@ def _plot(args) -> int:
     return 0
 
 
+def _export(args) -> int:
+    from .export import export_run
+
+    written = export_run(args.out, args.format, output=args.output, up=args.up)
+    print("export: " + ", ".join(str(p) for p in written))
+    return 0
+
+
 def describe(sim, data: dict) -> tuple[str, bool]:
     """Text describing a built scene (bodies with vertex/tet counts and materials, obstacles, half spaces,
     time, contact and friction parameters) and its sanity check; returns (text, check passed)."""
@@ -498,6 +506,19 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the PNG (default OUT/forces.png for one run, ./forces.png for several)")
     plot.add_argument("--labels", metavar="A,B,...", help="legend names, one per run (default the directory names)")
     plot.set_defaults(func=_plot)
+
+    export = sub.add_parser("export", parents=[debug], help="export a run's frames as USD, ParaView PVD or OBJ",
+                            description="Export a run's surface frames as an animation (docs/export.md): one USD "
+                                        "stage (time-sampled mesh per body; needs usd-core), a ParaView collection "
+                                        "(.pvd over VTU frames, times in seconds) or an OBJ sequence.")
+    export.add_argument("out", metavar="OUT", help="output directory of a run")
+    export.add_argument("--format", required=True, choices=("usd", "pvd", "obj"), help="usd, pvd or obj")
+    export.add_argument("-o", "--output", metavar="PATH", help="the .usd/.usda/.usdc or .pvd file, or the OBJ "
+                                                                "folder (default OUT/export/<scene name>.usd|.pvd, "
+                                                                "OUT/export/obj)")
+    export.add_argument("--up", choices=("y", "z"), default="y",
+                        help="up axis of the export (default y, ipcsim's; z rotates (x, y, z) -> (x, -z, y))")
+    export.set_defaults(func=_export)
 
     info = sub.add_parser("info", parents=[debug], help="describe a scene and check it",
                           description="Print a scene's bodies, sizes and parameters and its sanity check "
