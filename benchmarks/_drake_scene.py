@@ -141,7 +141,8 @@ class GraspConfig:
 
 @dataclass
 class Body:
-    """One deformable body: name, Drake id, geometry id, rest tets (m, 4), surface faces (f, 3), Dm^-1."""
+    """One deformable body: name, Drake id, geometry id, rest tets (m, 4), surface faces (f, 3), Dm^-1; for a
+    bubble its finger (a RigidBody), the indices of its fixed vertices and their positions in the finger's frame."""
 
     name: str
     body_id: object
@@ -149,6 +150,9 @@ class Body:
     tets: np.ndarray
     faces: np.ndarray
     dm_inv: np.ndarray = field(repr=False)
+    finger: object = None
+    fixed: np.ndarray = field(default=None, repr=False)
+    fixed_in_finger: np.ndarray = field(default=None, repr=False)
 
 
 @dataclass
@@ -191,6 +195,17 @@ class DrakeGrasp:
             if info.id_B() in index:
                 forces[index[info.id_B()]] -= f
         return count, forces
+
+    def fixed_error(self, xs: list) -> float:
+        """Largest distance [m] between a bubble's fixed vertex (positions xs, per body) and its point on the
+        finger (SAP regularizes the fixed constraint: the vertices trail the finger a little)."""
+        err = 0.0
+        for x, b in zip(xs, self.bodies):
+            if b.finger is not None:
+                pose = self.plant.EvalBodyPoseInWorld(self.plant_context, b.finger)
+                target = b.fixed_in_finger @ pose.rotation().matrix().T + pose.translation()
+                err = max(err, float(np.linalg.norm(x[b.fixed] - target, axis=1).max()))
+        return err
 
     def advance(self, t: float) -> None:
         """Step the simulator to time t [s]."""
@@ -323,17 +338,32 @@ def build_grasp(config: GraspConfig | None = None) -> DrakeGrasp:
     simulator.Initialize()
     dm = plant.deformable_model()
     bodies = []
-    for name, bid in zip(BODY_NAMES, ids):
+    for name, bid, finger, side in zip(BODY_NAMES, ids, (None, *fingers), (0.0, -1.0, 1.0)):
         gid = dm.GetGeometryId(bid)
-        x, tets = _volume_tets(scene_graph, context, gid)
+        x, tets = _volume_tets(scene_graph, gid)
         tets = orient_tets(x, tets)
-        bodies.append(Body(name, bid, gid, tets, boundary_faces(tets), rest_inverse(x, tets)))
+        body = Body(name, bid, gid, tets, boundary_faces(tets), rest_inverse(x, tets))
+        if finger is not None:
+            body.finger = finger
+            x_world = np.asarray(dm.GetPositions(context, bid)).T
+            body.fixed, body.fixed_in_finger = _fixed_vertices(x_world, plant.EvalBodyPoseInWorld(context, finger),
+                                                                side)
+        bodies.append(body)
     return DrakeGrasp(cfg, diagram, simulator, plant, context, dm, bodies, joints)
 
 
-def _volume_tets(scene_graph, context, geometry_id) -> tuple[np.ndarray, np.ndarray]:
-    """(rest vertices (n, 3) [m] in Drake's world frame, tets (m, 4) int64) of a deformable geometry's reference
-    volume mesh (SceneGraph's inspector)."""
+def _fixed_vertices(x: np.ndarray, finger_pose, side: float) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, positions (k, 3) [m] in the finger's frame) of a bubble's vertices (x (n, 3), world) inside the
+    fixed-constraint box Box(0.1, 0.004, 0.15) at (0, side 0.03, -0.1) in the finger's frame (side -1: left)."""
+    local = (x - finger_pose.translation()) @ finger_pose.rotation().matrix()
+    centre = np.array([0.0, side * 0.03, -0.1])
+    inside = np.all(np.abs(local - centre) <= 0.5 * np.array([0.1, 0.004, 0.15]) + 1e-12, axis=1)
+    return np.flatnonzero(inside), local[inside]
+
+
+def _volume_tets(scene_graph, geometry_id) -> tuple[np.ndarray, np.ndarray]:
+    """(rest vertices (n, 3) [m] in the geometry's frame, tets (m, 4) int64) of a deformable geometry's reference
+    volume mesh (SceneGraph's inspector; same vertex order as ``DeformableModel.GetPositions``)."""
     mesh = scene_graph.model_inspector().GetReferenceMesh(geometry_id)
     x = np.array([np.asarray(v) for v in mesh.vertices()], float).reshape(-1, 3)
     tets = np.array([[e.vertex(i) for i in range(4)] for e in mesh.tetrahedra()], np.int64)

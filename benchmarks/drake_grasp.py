@@ -15,7 +15,9 @@ imports it). Each side writes ipcsim's run layout (docs/output.md) under OUT:
                     forces.csv            per step and body the total contact force on it (normal + friction, in
                                           contact_x/y/z, ipcsim's frame; Drake does not split it: friction_* NaN)
                     drake.csv             per step: penetration [m], smallest det F per body, the joints' lift and
-                                          gap [m] and their tracking errors, the teddy's surface centre height [m]
+                                          gap [m] and their tracking errors, the largest distance of a bubble's
+                                          fixed vertex from its finger point [m], the teddy's surface centre
+                                          height [m]
                     frames/volume_*.vtu   with --volume: tets with J = det F and body id
 
 so that ``ipcsim plot OUT/ipcsim-low-h0.005 ... OUT/drake-h0.005 --body left_bubble`` overlays them (004 Fig. 4-5;
@@ -42,7 +44,7 @@ import _drake_scene as ds  # noqa: E402
 from ipcsim import io_frames, runner  # noqa: E402
 
 DRAKE_COLUMNS = ("step", "time", "wall_seconds", "n_contacts", "penetration", "min_J_teddy", "min_J_left_bubble",
-                 "min_J_right_bubble", "lift", "gap", "lift_error", "gap_error", "teddy_centre_y")
+                 "min_J_right_bubble", "lift", "gap", "lift_error", "gap_error", "fixed_error", "teddy_centre_y")
 
 
 def surface_frame(xs: list, bodies: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -93,7 +95,7 @@ def _record(grasp, step: int, t: float, wall: float, rows: dict) -> list:
     lift, gap = q[0], q[2] - q[1]
     teddy = xs[0][np.unique(grasp.bodies[0].faces)]
     values = [pen, *ds.min_jacobians(xs, grasp.bodies), lift, gap, lift - target[0], gap + 2 * target[1],
-              ds.drake_to_ipcsim(teddy)[:, 1].mean()]
+              grasp.fixed_error(xs), ds.drake_to_ipcsim(teddy)[:, 1].mean()]
     rows["drake"].append([step, repr(t), f"{wall:.6f}", count] + [repr(float(v)) for v in values])
     return xs
 
@@ -160,7 +162,8 @@ def summarize(out: Path, at: float = 3.0) -> dict:
         d = _table(out / "drake.csv")
         s.update(penetration=float(np.max(d["penetration"])),
                  min_j={b: float(np.min(d[f"min_J_{b}"])) for b in ds.BODY_NAMES},
-                 tracking=float(np.max(np.abs(np.concatenate([d["lift_error"], d["gap_error"]])))))
+                 tracking=float(np.max(np.abs(np.concatenate([d["lift_error"], d["gap_error"]])))),
+                 fixed_error=float(np.max(d["fixed_error"])))
     return s
 
 
@@ -202,7 +205,8 @@ def report(label: str, s: dict) -> None:
     if "penetration" in s:
         print(f"{label}: deepest penetration {1e3 * s['penetration']:.3f} mm; smallest det F: "
               + ", ".join(f"{b} {j:.3f}" for b, j in s["min_j"].items())
-              + f"; worst joint tracking error {1e3 * s['tracking']:.3f} mm")
+              + f"; worst joint tracking error {1e3 * s['tracking']:.3f} mm, fixed vertices off their finger by "
+              f"up to {1e3 * s['fixed_error']:.3f} mm")
 
 
 def main(argv=None) -> int:
