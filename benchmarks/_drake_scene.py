@@ -5,17 +5,18 @@ The scene is Drake's own example (``examples/multibody/deformable/bubble_gripper
 RobotLocomotion/models ``wsg_50_description/sdf/schunk_wsg_50_deformable_bubble.sdf``), rebuilt here without any
 model package (the example fetches the WSG-50 package from the internet at run time):
 
-- Drake's world is z up. The gripper's model frame M sits at (0, 0, 0.06) m, pitched by pi/2 about y; the gripper
+- Drake's world is z up. The gripper's model frame M sits at (0, 0, 0.06) m, pitched by 1.5708 about y; the gripper
   body (0.988882 kg) slides on a prismatic joint along -x of M (world +z: the lift); each finger (0.05 kg) hangs
   0.0725 m below the gripper body along z of M and slides along y of M (the squeeze). The fingers are coupled
   (q_right = -q_left, the SDF's mimic tag: a coupler constraint) and the lift and the left finger are
   PD-controlled through the plant's desired-state port (SAP's implicit PD).
-- The bubbles: ``bubble.vtk`` (67 vertices, 212 tets) at X_WB = (RPY(+-pi/2, pi, 0), (-0.185, -+0.09, 0.06))
-  (left: roll +pi/2, y = -0.09), fixed to their fingers at X_FB = (RPY(+-pi/2, pi/2, 0), (0, -+0.03, -0.1125)):
+- The bubbles: ``bubble.vtk`` (67 vertices, 212 tets) at X_WB = (RPY(+-1.5707, 3.1416, 0), (-0.185, -+0.09, 0.06))
+  (left: roll +1.5707, y = -0.09), fixed to their fingers at X_FB = (RPY(+-pi/2, pi/2, 0), (0, -+0.03, -0.1125)):
   every vertex inside Box(0.1, 0.004, 0.15) at (0, -+0.03, -0.1) in the finger's frame follows the finger
   (``DeformableModel.AddFixedConstraint``), i.e. the bubble's flat base.
 - The teddy: Drake's ``teddy.vtk`` scaled by 0.15 (the shared ``teddy.vtk`` is that mesh already scaled), at
-  (RPY(pi/2, 0, -pi/2), (-0.17, 0, 0)).
+  (RPY(1.5707, 0, -1.5707), (-0.17, 0, 0)). The angles are the SDF files' rounded ones, as Drake's example reads
+  them (the bubbles' initial vertices differ from finger pose x X_FB by up to 3.9e-6 m).
 - Ground: Box(1, 1, 1) centred at z = -0.505 (top face z = -0.005 m), resolution hint 0.01 m.
 - Materials (the paper's and the example's): linear corotated, bubbles E 1e4 Pa, nu 0.45, rho 10 kg/m^3,
   teddy E 5e4 Pa, nu 0.45, rho 1e3 kg/m^3, stiffness (Rayleigh) damping 0.05 s on both; Coulomb mu = 1 on every
@@ -56,8 +57,13 @@ GROUND_TOP = -0.005  # [m], z of the ground's top face in Drake's frame
 
 # Drake -> ipcsim: ipcsim (x, y, z) = (y_D, z_D - GROUND_TOP, x_D + 0.17): squeeze along x, lift along y, the
 # ground's top at y = 0, the teddy's Drake x (-0.17) at z = 0. A proper rotation (a cyclic permutation, det +1).
-_R_DRAKE_TO_IPCSIM = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
-_T_DRAKE_TO_IPCSIM = np.array([0.0, -GROUND_TOP, 0.17])
+# ipcsim's paper set-up of the grasp defines the same map (``ipcsim.grasp_paper``): where it exists, it is used.
+try:
+    from ipcsim.grasp_paper import DRAKE_TO_IPCSIM_ROTATION as _R_DRAKE_TO_IPCSIM
+    from ipcsim.grasp_paper import DRAKE_TO_IPCSIM_TRANSLATION as _T_DRAKE_TO_IPCSIM
+except ImportError:
+    _R_DRAKE_TO_IPCSIM = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+    _T_DRAKE_TO_IPCSIM = np.array([0.0, -GROUND_TOP, 0.17])
 
 
 def drake_to_ipcsim(points: np.ndarray) -> np.ndarray:
@@ -239,7 +245,7 @@ def _add_gripper(plant, gains):
     gripper = body("gripper", 0.988882, (0.162992, 0.162992, 0.164814))
     fingers = [body(n, 0.05, (0.16, 0.16, 0.16)) for n in ("left_finger", "right_finger")]
     model = plant.AddFrame(FixedOffsetFrame("gripper_model", plant.world_frame(),
-                                            RigidTransform(RollPitchYaw(0.0, np.pi / 2, 0.0), [0.0, 0.0, 0.06])))
+                                            RigidTransform(RollPitchYaw(0.0, 1.5708, 0.0), [0.0, 0.0, 0.06])))
     lift = plant.AddJoint(PrismaticJoint("translate_joint", model, gripper.body_frame(), [-1.0, 0.0, 0.0]))
     joints = [lift]
     for finger in fingers:
@@ -284,10 +290,10 @@ def _add_deformables(plant, fingers, mu: float) -> list:
     from pydrake.math import RigidTransform, RollPitchYaw
 
     teddy = _register(plant, "teddy", find_mesh("teddy.vtk"),
-                      RigidTransform(RollPitchYaw(np.pi / 2, 0.0, -np.pi / 2), [-0.17, 0.0, 0.0]), TEDDY, mu)
+                      RigidTransform(RollPitchYaw(1.5707, 0.0, -1.5707), [-0.17, 0.0, 0.0]), TEDDY, mu)
     ids = [teddy]
     for finger, side in zip(fingers, (-1.0, 1.0)):  # left: y < 0
-        pose = RigidTransform(RollPitchYaw(-side * np.pi / 2, np.pi, 0.0), [-0.185, side * 0.09, 0.06])
+        pose = RigidTransform(RollPitchYaw(-side * 1.5707, 3.1416, 0.0), [-0.185, side * 0.09, 0.06])
         bid = _register(plant, ("left" if side < 0 else "right") + "_bubble", find_mesh("bubble.vtk"), pose,
                         BUBBLE, mu, BUBBLE_DISSIPATION)
         x_fb = RigidTransform(RollPitchYaw(-side * np.pi / 2, np.pi / 2, 0.0), [0.0, side * 0.03, -0.1125])
