@@ -418,18 +418,25 @@ def penetration_depth(p: np.ndarray, x: np.ndarray, tets: np.ndarray, faces: np.
     return float(_point_triangle_distance(inside, x[faces]).min(axis=1).max())
 
 
-def deepest_penetration(xs: list, bodies: list, ground: float = GROUND_TOP) -> float:
-    """Deepest penetration [m] at one state, vertex-based: over the ordered body pairs (A, B), the surface
-    vertices of A inside B's tets, at their distance to B's surface, and every vertex below the ground's top
-    (ground - z). xs: per body (n_i, 3) [m] in Drake's frame; bodies: the ``Body`` records. An edge crossing a
-    face with both ends outside is not seen (the vertices bound the depth from below)."""
-    deepest = max(float(np.max(ground - x[:, 2])) for x in xs)
+def penetrations(xs: list, bodies: list, ground: float = GROUND_TOP) -> tuple[float, float]:
+    """(into the ground, between the bodies) [m]: the deepest penetration at one state, vertex-based. Ground: the
+    lowest vertex below the ground's top (ground - z). Bodies: over the ordered pairs (A, B), the surface vertices
+    of A inside B's tets, at their distance to B's surface. xs: per body (n_i, 3) [m] in Drake's frame; bodies: the
+    ``Body`` records. An edge crossing a face with both ends outside is not seen (vertices bound the depth from
+    below)."""
+    into_ground = max(0.0, max(float(np.max(ground - x[:, 2])) for x in xs))
+    between = 0.0
     for i, (xa, a) in enumerate(zip(xs, bodies)):
         surf = xa[np.unique(a.faces)]
         for j, (xb, b) in enumerate(zip(xs, bodies)):
             if i != j:
-                deepest = max(deepest, penetration_depth(surf, xb, b.tets, b.faces))
-    return max(deepest, 0.0)
+                between = max(between, penetration_depth(surf, xb, b.tets, b.faces))
+    return into_ground, between
+
+
+def deepest_penetration(xs: list, bodies: list, ground: float = GROUND_TOP) -> float:
+    """The larger of ``penetrations`` [m]."""
+    return max(penetrations(xs, bodies, ground))
 
 
 def min_jacobians(xs: list, bodies: list) -> np.ndarray:

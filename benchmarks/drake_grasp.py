@@ -14,7 +14,8 @@ imports it). Each side writes ipcsim's run layout (docs/output.md) under OUT:
                                           not exposed by pydrake, those columns stay empty
                     forces.csv            per step and body the total contact force on it (normal + friction, in
                                           contact_x/y/z, ipcsim's frame; Drake does not split it: friction_* NaN)
-                    drake.csv             per step: penetration [m], smallest det F per body, the joints' lift and
+                    drake.csv             per step: penetration into the ground and between the bodies [m],
+                                          smallest det F per body, the joints' lift and
                                           gap [m] and their tracking errors, the largest distance of a bubble's
                                           fixed vertex from its finger point [m], the teddy's surface centre
                                           height [m]
@@ -44,8 +45,8 @@ import _drake_scene as ds  # noqa: E402
 from ipcsim import io_frames, runner  # noqa: E402
 
 WARMUP = 0.5  # [s] of ipcsim's grasp run untimed first (the bubbles touch the teddy at about 0.36 s)
-DRAKE_COLUMNS = ("step", "time", "wall_seconds", "n_contacts", "penetration", "min_J_teddy", "min_J_left_bubble",
-                 "min_J_right_bubble", "lift", "gap", "lift_error", "gap_error", "fixed_error", "teddy_centre_y")
+DRAKE_COLUMNS = ("step", "time", "wall_seconds", "n_contacts", "penetration_ground", "penetration_bodies",
+                 "min_J_teddy", "min_J_left_bubble", "min_J_right_bubble", "lift", "gap", "lift_error", "gap_error", "fixed_error", "teddy_centre_y")
 
 
 def surface_frame(xs: list, bodies: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -86,8 +87,8 @@ def _record(grasp, step: int, t: float, wall: float, rows: dict) -> list:
     """Measure the state after a step (outside the timing) into rows; returns the positions."""
     xs = grasp.positions()
     count, forces = grasp.contacts()
-    pen = ds.deepest_penetration(xs, grasp.bodies)
-    rows["stats"].append(_stats_row(step, t, wall, count, pen))
+    pens = ds.penetrations(xs, grasp.bodies)
+    rows["stats"].append(_stats_row(step, t, wall, count, max(pens)))
     for k, b in enumerate(grasp.bodies):
         f = ds.drake_to_ipcsim_vector(forces[k])
         rows["forces"].append([step, repr(t), k, b.name] + [repr(float(c)) for c in f] + ["nan"] * 3)
@@ -95,7 +96,7 @@ def _record(grasp, step: int, t: float, wall: float, rows: dict) -> list:
     target, _ = ds.gripper_targets(t)
     lift, gap = q[0], q[2] - q[1]
     teddy = xs[0][np.unique(grasp.bodies[0].faces)]
-    values = [pen, *ds.min_jacobians(xs, grasp.bodies), lift, gap, lift - target[0], gap + 2 * target[1],
+    values = [*pens, *ds.min_jacobians(xs, grasp.bodies), lift, gap, lift - target[0], gap + 2 * target[1],
               grasp.fixed_error(xs), ds.drake_to_ipcsim(teddy)[:, 1].mean()]
     rows["drake"].append([step, repr(t), f"{wall:.6f}", count] + [repr(float(v)) for v in values])
     return xs
@@ -161,7 +162,7 @@ def summarize(out: Path, at: float = 3.0) -> dict:
          "left_force": f + np.nan_to_num(fr), "contacts_at": int(stats["n_contacts"][k]), "rise": y[1] - y[0]}
     if (out / "drake.csv").is_file():
         d = _table(out / "drake.csv")
-        s.update(penetration=float(np.max(d["penetration"])),
+        s.update(penetration=(float(np.max(d["penetration_ground"])), float(np.max(d["penetration_bodies"]))),
                  min_j={b: float(np.min(d[f"min_J_{b}"])) for b in ds.BODY_NAMES},
                  tracking=float(np.max(np.abs(np.concatenate([d["lift_error"], d["gap_error"]])))),
                  fixed_error=float(np.max(d["fixed_error"])))
@@ -208,7 +209,8 @@ def report(label: str, s: dict) -> None:
           f"left bubble force at t = {s['force_at']:.3f} s: ({f[0]:.3f}, {f[1]:.3f}, {f[2]:.3f}) N, "
           f"|F| {np.linalg.norm(f):.3f} N, {s['contacts_at']} contacts; teddy rose {s['rise']:.4f} m")
     if "penetration" in s:
-        print(f"{label}: deepest penetration {1e3 * s['penetration']:.3f} mm; smallest det F: "
+        print(f"{label}: deepest penetration {1e3 * s['penetration'][0]:.3f} mm into the ground, "
+              f"{1e3 * s['penetration'][1]:.3f} mm between the bodies; smallest det F: "
               + ", ".join(f"{b} {j:.3f}" for b, j in s["min_j"].items())
               + f"; worst joint tracking error {1e3 * s['tracking']:.3f} mm, fixed vertices off their finger by "
               f"up to {1e3 * s['fixed_error']:.3f} mm")

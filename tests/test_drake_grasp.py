@@ -66,6 +66,7 @@ def test_deepest_penetration_sees_a_vertex_pushed_into_another_body_and_the_grou
     assert scene.deepest_penetration(apart, [body, body], ground=0.03) == pytest.approx(0.03)
     over = [x, x + [0.3, 0.4, 0.75]]  # the second cube's corner (0.3, 0.4, 0.75) is 0.25 below the first's top
     assert scene.deepest_penetration(over, [body, body], ground=-1.0) == pytest.approx(0.25, abs=1e-12)
+    assert scene.penetrations(over, [body, body], ground=0.03) == pytest.approx((0.03, 0.25), abs=1e-12)
     squashed = x.copy()
     squashed[7] = [1.0, 1.0, -0.5]  # a corner pushed through the bottom face: tets invert
     assert scene.min_jacobians([squashed], [body])[0] < 0 < scene.min_jacobians([x], [body])[0] == pytest.approx(1)
