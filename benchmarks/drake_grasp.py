@@ -23,11 +23,14 @@ imports it). Each side writes ipcsim's run layout (docs/output.md) under OUT:
 
 so that ``ipcsim plot OUT/ipcsim-low-h0.005 ... OUT/drake-h0.005 --body left_bubble`` overlays them (004 Fig. 4-5;
 compare Drake's contact curves with ipcsim's contact + friction), and the frames can be checked like ipcsim's.
-Wall times are the summed per-step times of both (no set-up, no output writing); ipcsim first runs the grasp's
+Wall times are the summed per-step times of both (no set-up, no output writing), printed with the process's CPU
+time of the same steps (less sensitive to a loaded machine; both run on one thread); ipcsim first runs the grasp's
 first 0.5 s untimed, into the first contacts, so that every Numba kernel is compiled or loaded from its cache.
 
 Usage: python benchmarks/drake_grasp.py [--dt 0.01] [--end-time 4] [-o OUT] [--skip-ipcsim] [--wsg-gains]
 The last line: ``drake over ipcsim wall time: X`` (Drake's wall time over ipcsim low's, same h).
+``--plot-totals RUN [RUN...] [--labels a,b] [--png F.png]`` only draws ``ipcsim plot``'s figure with ipcsim's
+contact + friction summed, the force Drake reports.
 """
 from __future__ import annotations
 
@@ -112,11 +115,13 @@ def run_drake(config: ds.GraspConfig, end_time: float, out: Path, every: int, vo
     write_frame(out, 0, grasp.positions(), grasp.bodies, volume)
     rows = {"stats": [], "forces": [], "drake": []}
     n = runner.step_count(end_time, config.dt)
+    cpu = 0.0
     try:
         for k in range(1, n + 1):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             grasp.advance(k * config.dt)
             wall = time.perf_counter() - t0
+            cpu += time.process_time() - c0
             xs = _record(grasp, k, k * config.dt, wall, rows)
             if k % every == 0:
                 write_frame(out, k // every, xs, grasp.bodies, volume)
@@ -124,7 +129,7 @@ def run_drake(config: ds.GraspConfig, end_time: float, out: Path, every: int, vo
         io_frames.write_csv(out / "stats.csv", runner.STATS_COLUMNS, rows["stats"])
         io_frames.write_csv(out / "forces.csv", runner.FORCES_COLUMNS, rows["forces"])
         io_frames.write_csv(out / "drake.csv", DRAKE_COLUMNS, rows["drake"])
-    return summarize(out)
+    return {**summarize(out), "cpu": cpu}
 
 
 def _table(path: Path) -> dict:
@@ -196,16 +201,26 @@ def run_ipcsim_low(dt: float, end_time: float, out: Path) -> tuple[dict, str]:
         warm.solver.step(state, new, None, dt)
         state = new
     sim, data = teddy_grasp(params)
+    cpu, step = [0.0], sim.solver.step
+
+    def timed_step(*args, **kwargs):  # the process's CPU time of the steps (load-independent, unlike wall time)
+        c0 = time.process_time()
+        result = step(*args, **kwargs)
+        cpu[0] += time.process_time() - c0
+        return result
+
+    sim.solver.step = timed_step
     opts = runner.RunOptions.from_output(out, sim.output, progress=False,
                                          fingerprint=runner.scene_fingerprint(data))
     runner.run(sim, opts, data)
     name = setup.get("setup", "today's default") + f" (bubbles {getattr(params, 'bubble_material', '?')})"
-    return summarize(out), name
+    return {**summarize(out), "cpu": cpu[0]}, name
 
 
 def report(label: str, s: dict) -> None:
     f = s["left_force"]
-    print(f"{label}: {s['steps']} steps, {s['wall']:.2f} s wall ({s['wall'] / s['time']:.2f} s per simulated s); "
+    print(f"{label}: {s['steps']} steps, {s['wall']:.2f} s wall ({s['wall'] / s['time']:.2f} s per simulated s), "
+          f"{s['cpu']:.2f} s CPU; "
           f"left bubble force at t = {s['force_at']:.3f} s: ({f[0]:.3f}, {f[1]:.3f}, {f[2]:.3f}) N, "
           f"|F| {np.linalg.norm(f):.3f} N, {s['contacts_at']} contacts; teddy rose {s['rise']:.4f} m")
     if "penetration" in s:
@@ -214,6 +229,23 @@ def report(label: str, s: dict) -> None:
               + ", ".join(f"{b} {j:.3f}" for b, j in s["min_j"].items())
               + f"; worst joint tracking error {1e3 * s['tracking']:.3f} mm, fixed vertices off their finger by "
               f"up to {1e3 * s['fixed_error']:.3f} mm")
+
+
+def plot_totals(out_dirs: list, labels: list | None, output: Path, body: str = "left_bubble") -> Path:
+    """One figure of the runs' total contact force on ``body`` (contact + friction, the only force Drake reports)
+    and contact counts (``ipcsim.plots.draw``'s four panels); returns the PNG's path."""
+    from ipcsim import plots
+
+    runs = []
+    for k, d in enumerate(out_dirs):
+        r = plots.load_run(d, body, None if labels is None else labels[k])
+        total = r.contact + np.nan_to_num(r.friction)
+        runs.append(dataclasses.replace(r, contact=total, friction=np.full_like(total, np.nan)))
+    fig = plots.draw(runs)
+    fig.suptitle(f"total contact force (contact + friction) on {body}")
+    with io_frames.atomic_path(output) as tmp:
+        fig.savefig(tmp, format="png")
+    return output
 
 
 def main(argv=None) -> int:
@@ -228,7 +260,15 @@ def main(argv=None) -> int:
                     help="the WSG SDF's PD gains (p 1e4 N/m, d 1 N s/m) instead of near-exact tracking")
     ap.add_argument("--approximation", choices=("lagged", "sap"), default="lagged",
                     help="SAP's discrete contact approximation (default lagged: the plant's default)")
+    ap.add_argument("--plot-totals", nargs="+", metavar="RUN", help="only plot the total contact force on the left "
+                    "bubble of these run directories (ipcsim's or Drake's) into --png")
+    ap.add_argument("--labels", help="with --plot-totals: legend names, comma separated")
+    ap.add_argument("--png", default="forces-total.png", help="with --plot-totals: the figure (default %(default)s)")
     args = ap.parse_args(argv)
+    if args.plot_totals:
+        labels = args.labels.split(",") if args.labels else None
+        print(f"plot: {plot_totals(args.plot_totals, labels, Path(args.png))}")
+        return 0
     root, tag = Path(args.output), f"h{args.dt:g}"
     every = args.every or max(1, int(round(0.02 / args.dt)))
     ipc = None
@@ -244,6 +284,7 @@ def main(argv=None) -> int:
     if hits is not None:
         print(f"drake: {hits[0]} of {hits[1]} frames intersect (ipctk)")
     if ipc is not None:
+        print(f"drake over ipcsim CPU time: {drake['cpu'] / ipc['cpu']:.2f}")
         print(f"drake over ipcsim wall time: {drake['wall'] / ipc['wall']:.2f}")
     return 0
 
