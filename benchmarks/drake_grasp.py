@@ -49,7 +49,8 @@ from ipcsim import io_frames, runner  # noqa: E402
 
 WARMUP = 0.5  # [s] of ipcsim's grasp run untimed first (the bubbles touch the teddy at about 0.36 s)
 DRAKE_COLUMNS = ("step", "time", "wall_seconds", "n_contacts", "penetration_ground", "penetration_bodies",
-                 "min_J_teddy", "min_J_left_bubble", "min_J_right_bubble", "lift", "gap", "lift_error", "gap_error", "fixed_error", "teddy_centre_y")
+                 "min_J_teddy", "min_J_left_bubble", "min_J_right_bubble", "lift", "gap", "lift_error", "gap_error",
+                 "fixed_error", "teddy_centre_y")
 
 
 def surface_frame(xs: list, bodies: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -269,6 +270,9 @@ def main(argv=None) -> int:
         labels = args.labels.split(",") if args.labels else None
         print(f"plot: {plot_totals(args.plot_totals, labels, Path(args.png))}")
         return 0
+    runner.step_count(args.end_time, args.dt)  # RunError unless both are positive
+    if args.every is not None and args.every < 1:
+        raise ValueError(f"--every must be >= 1, got {args.every}")
     root, tag = Path(args.output), f"h{args.dt:g}"
     every = args.every or max(1, int(round(0.02 / args.dt)))
     ipc = None
@@ -290,4 +294,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (ValueError, OSError) as exc:  # RunError and PlotError are ValueErrors: bad input, one line
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
