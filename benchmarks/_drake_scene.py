@@ -27,10 +27,11 @@ model package (the example fetches the WSG-50 package from the internet at run t
   1.5 s, the gripper lifts 0.12 m over 1.5 s, then holds. Two deliberate differences from the example, both so
   that Drake's fingers follow the same prescribed motion as ipcsim's position-controlled bubbles: (1) the desired
   state is the motion at the end of the step (t + h) with its velocity (the example: at t, velocity 0), (2) the
-  PD gains default to ``STIFF_GAINS`` (tracking error under 0.1 mm, see drake.csv) where the SDF's
-  p = 1e4 N/m, d = 1 N s/m (``WSG_GAINS``, ``--wsg-gains``) let the fingers stop 2.9 mm short of the closed
-  gap under the squeeze and sag 1.8 mm under the gripper's weight. The WSG's finger limits (|q| <= 0.055 m) are
-  left out: the commanded open gap of 0.12 m is outside them, so the example's fingers start at 0.11 m.
+  PD gains default to ``STIFF_GAINS`` (tracking error under 0.2 mm at h = 0.01 s, see drake.csv) where the
+  SDF's p = 1e4 N/m, d = 1 N s/m (``WSG_GAINS``, ``--wsg-gains``) leave the gap 9.9 mm wider than commanded at
+  the end of the squeeze (5.7 mm at t = 3 s) and the lift 1.8 mm low under the gripper's weight. The WSG's
+  finger limits (|q| <= 0.055 m) are left out: the commanded open gap of 0.12 m is outside them, so the
+  example's fingers start at 0.11 m.
 
 Everything is in Drake's frame until ``drake_to_ipcsim`` maps points into ipcsim's (y up), the one place where
 the frame change is defined.
