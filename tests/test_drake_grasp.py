@@ -114,3 +114,22 @@ def test_drake_scene_builds_and_steps_once(scene, tmp_path):
     for k in range(2, 11):
         grasp.advance(0.01 * k)
     assert grasp.fixed_error(grasp.positions()) < 1e-5  # measured 3e-7 after 10 steps (1.3e-4 after the first)
+
+
+def test_drake_run_writes_ipcsim_run_layout_that_ipcsim_plot_reads(scene, tmp_path):
+    pytest.importorskip("pydrake")
+    from ipcsim import io_frames, plots, runner
+
+    bench = _load("drake_grasp")
+    out = tmp_path / "drake"
+    s = bench.run_drake(scene.GraspConfig(dt=0.01), 0.03, out, every=1)
+    assert s["steps"] == 3 and s["wall"] > 0 and s["cpu"] > 0
+    frames = runner.list_frames(out)
+    assert len(frames) == 4
+    v, f, body = io_frames.read_ply(frames[-1], with_body=True)
+    assert set(body.tolist()) == {0, 1, 2} and len(f) == 620 + 2 * 80
+    assert v[body == 0, 1].min() > 0.0  # our frame: y up, the teddy above the ground (y = 0)
+    run = plots.load_run(out, body="left_bubble")
+    assert run.body == "1 left_bubble" and len(run.time) == 3 and np.all(np.isnan(run.friction))
+    with open(out / "stats.csv") as fh:
+        assert tuple(fh.readline().strip().split(",")) == runner.STATS_COLUMNS
