@@ -54,3 +54,10 @@ def test_a_good_trajectory_runs(tmp_path, cli):
     rc, _, err = cli("run", scene, "-o", out, "--quiet")
     assert rc == 0, err
     assert '"grippers"' in (out / "scene.json").read_text()
+
+
+def test_info_lists_the_gripper(tmp_path, cli):
+    scene = _gripper_scene(tmp_path, f"{HEADER}\n{ROW0}\n", "good.json")
+    rc, stdout, _ = cli("info", scene)
+    assert rc == 0
+    assert "gripper [0] gripper0: trajectory pick_place.csv, axis [1.0, 0.0, 0.0], carries top (side 0)" in stdout
