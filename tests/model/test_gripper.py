@@ -97,6 +97,10 @@ def test_bad_attachments_are_named():
         b.add_gripper(TRAJ, [{"body": 0, "box": ((5, 5, 5), (6, 6, 6))}])
     with pytest.raises(ValueError, match="axis"):
         b.add_gripper(TRAJ, [{"body": 0}], axis=(0, 0, 0))
+    b.add_gripper(TRAJ, [{"body": 0, "indices": [0, 1]}])
+    b.add_gripper(TRAJ, [{"body": 0, "indices": [1, 2], "side": 1}])
+    with pytest.raises(ValueError, match="gripper 1, attachment 0: node 1 is also carried by gripper 0, attachment 0"):
+        b.finalize()
 
 
 # ------------------------------------------------------------------------------------------- end to end (JSON)
@@ -141,6 +145,7 @@ def test_gripper_scene_closes_on_and_lifts_a_box_intersection_free(tmp_path):
 
     scene = Scene.from_dict(grasp_scene(tmp_path), tmp_path, "grasp.json")
     assert scene.data["grippers"][0]["trajectory"] == str(tmp_path / "grasp.csv")
+    assert Scene.from_dict(scene.data, "/", "resolved.json").data == scene.data  # the resolved scene reloads
     sim = scene.build()
     model, state, solver = sim.model, sim.state, sim.solver
     mesh = model.collision_mesh

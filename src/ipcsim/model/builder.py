@@ -385,10 +385,11 @@ class ModelBuilder:
             kind = BoundingBoxStepMotion if isinstance(center, str) else PrescribedMotion
             control.motions.append(kind(idx, vel, ang, _center(center, x[idx]), trange, obstacle=False))
         if self._grippers:
-            from .gripper import gripper_motions
+            from .gripper import check_disjoint, gripper_motions
 
-            for g in self._grippers:
-                control.motions.extend(gripper_motions(g, offsets, obs_offsets, x))
+            carried = [gripper_motions(g, offsets, obs_offsets, x) for g in self._grippers]
+            check_disjoint(carried)
+            control.motions.extend(m for motions in carried for m in motions)
         for body, sel, value, trange, per_mass in self._neumann:
             idx = sel + offsets[body]
             force = mass[idx, None] * value if per_mass else value

@@ -93,3 +93,17 @@ def gripper_motions(gripper: dict, node_offsets, obstacle_offsets, x: np.ndarray
         idx = np.arange(start, stop) if local is None else start + np.asarray(local, np.int64)
         out.append(GripperMotion(idx, x[idx], gripper["trajectory"], side, gripper["axis"]))
     return out
+
+
+def check_disjoint(motions_of: list[list[GripperMotion]]) -> None:
+    """Raise ValueError when a node is carried by two attachments (of one gripper or of two): its motion would be
+    ambiguous. motions_of[g][j]: attachment j of gripper g."""
+    owner: dict[int, tuple[int, int]] = {}
+    for g, motions in enumerate(motions_of):
+        for j, m in enumerate(motions):
+            for v in m.vertices.tolist():
+                if v in owner and owner[v] != (g, j):
+                    a, b = owner[v]
+                    raise ValueError(f"add_gripper: gripper {g}, attachment {j}: node {v} is also carried by "
+                                     f"gripper {a}, attachment {b}")
+                owner[v] = (g, j)
