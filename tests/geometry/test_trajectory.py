@@ -119,3 +119,4 @@ def test_bad_files_name_row_and_column(case):
 def test_quaternion_within_tolerance_is_normalised():
     traj = parse_trajectory_csv(HEADER + "\n0,0,0,0,1.0009,0,0,0,0\n")
     np.testing.assert_allclose(traj.pose(0.0).rotation, np.eye(3), atol=1e-15)
+    assert traj.pose(5.0).width == 0.0 and not np.any(traj.velocity(0.0).linear)  # one row: a fixed pose
