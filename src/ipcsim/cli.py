@@ -365,11 +365,13 @@ def describe(sim, data: dict) -> tuple[str, bool]:
                      + ("" if b.get("self_contact", True) else ", no self contact"))
     n_bodies = len(data.get("bodies", []))
     obstacles = data.get("obstacles", [])
+    carried = {a["obstacle"]: g["name"] for g in data.get("grippers", []) for a in g["attachments"] if "obstacle" in a}
     lines.append(f"  obstacles ({len(obstacles)}):")
     for j, o in enumerate(obstacles):
         sel = mesh.body == n_bodies + j
         moving = any(np.any(np.asarray(o.get(k) or [0.0]) != 0) for k in ("velocity", "angular_velocity"))
         kind = "keyframed" if o.get("keyframes") else ("kinematic" if moving else "static")
+        kind = f"carried by gripper {carried[o.get('name')]}" if o.get("name") in carried else kind
         n_seg = int(np.sum(mesh.body[mesh.edges[mesh.codim_edges, 0]] == n_bodies + j))
         lines.append(f"    [{j}] {o.get('name', f'obstacle{j}')}: {int(sel.sum())} collision vertices, "
                      f"{int(np.sum(face_body == n_bodies + j))} triangles, {n_seg} segments, {kind}"
@@ -378,6 +380,11 @@ def describe(sim, data: dict) -> tuple[str, bool]:
     lines.append(f"  half spaces ({len(halves)}):")
     for h in halves:
         lines.append(f"    origin {h.get('origin')} normal {h.get('normal')} friction {h.get('friction', 0.0)}")
+    for i, g in enumerate(data.get("grippers", [])):
+        parts = [f"{a.get('body', a.get('obstacle'))} (side {a['side']}" + (")" if "body" in a else ", obstacle)")
+                 for a in g["attachments"]]
+        lines.append(f"  gripper [{i}] {g['name']}: trajectory {os.path.basename(g['trajectory'])}, axis "
+                     f"{g['axis']}, carries {', '.join(parts)}")
     report = check_scene(m, sim.state, getattr(sim.solver.contact, "dhat", None), raise_on_error=False,
                          warn=False)
     lines.append("  sanity check: " + ("ok" if report.ok else f"{len(report.errors)} error(s)"))

@@ -44,8 +44,8 @@ CASES = [
     (["time"], {"end": "5"}, 'time.end: expected a number > 0, got "5"'),
     (["gravity"], [0, -9.81], "gravity: expected a list of 3 numbers, got [0, -9.81]"),
     (["gravity"], [0, "down", 0], 'gravity[1]: expected a number, got "down"'),
-    (["colour"], "red", "colour: unknown key (allowed: bodies, contact, format, friction, gravity, half_spaces, "
-                        "integrator, name, obstacles, output, solver, time)"),
+    (["colour"], "red", "colour: unknown key (allowed: bodies, contact, format, friction, gravity, grippers, "
+                        "half_spaces, integrator, name, obstacles, output, solver, time)"),
     (["bodies", 0, "materal"], {}, "bodies[0].materal: unknown key (allowed: affine, damping, dirichlet, embedding, "
                                    "initial_velocity, inversion, material, mesh, name, neumann, self_contact, "
                                    "transform)"),

@@ -33,6 +33,7 @@ FEATURES = {  # example file -> keys it must exercise (so every documented featu
                          "mesh.half_ellipsoid"],
     "teddy_grasp_paper.json": ["embedding.vertices", "dirichlet.indices", "dirichlet.keyframes",
                                "transform.rotation"],
+    "gripper.json": ["grippers", "trajectory", "attachments", "side"],
 }
 
 

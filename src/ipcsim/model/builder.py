@@ -87,6 +87,7 @@ class ModelBuilder:
         self._dirichlet: list[tuple] = []
         self._neumann: list[tuple] = []
         self._no_self_contact: set[int] = set()
+        self._grippers: list[dict] = []
         self.gravity = np.asarray(gravity, dtype=np.float64)
 
     def add_body(self, vertices, tets, *, density=1000.0, youngs_modulus=1e5, poisson_ratio=0.4,
@@ -282,6 +283,51 @@ class ModelBuilder:
         else:
             self._neumann.append((body, sel, _vec3(acceleration, "acceleration"), _time_range(time_range), True))
 
+    def add_gripper(self, trajectory, attachments, *, axis=(1.0, 0.0, 0.0)) -> int:
+        """A rigid gripper frame following a recorded trajectory and carrying attachments; returns its index.
+
+        trajectory: a ``geometry.trajectory.Trajectory`` or the path of its CSV file (``time, x, y, z, qw, qx, qy,
+        qz, width``; positions linear, rotations slerp; see ``model.gripper`` for the motion of the nodes).
+        attachments: dicts, each {"body": id, "box": (min (3,), max (3,)) [m] or "indices": local node indices
+        (neither: the whole body; an affine body's whole body is its 4 nodes, so it moves rigidly), "side": -1,
+        0 or +1} or {"obstacle": index, "side": ...}: side -1 / +1 moves the set by -width/2 / +width/2 along
+        axis (the two fingers), 0 (default) carries it with the frame. axis: (3,) the opening axis in the gripper
+        frame. Attached nodes are prescribed at every step (an attached obstacle must have no motion of its own).
+        """
+        from ..geometry.trajectory import read_trajectory_csv
+        from .gripper import SIDES, _unit_axis
+
+        g = len(self._grippers)
+        traj = trajectory if hasattr(trajectory, "pose") else read_trajectory_csv(trajectory)
+        out = []
+        for j, a in enumerate(attachments):
+            what = f"add_gripper: gripper {g}, attachment {j}"
+            a = dict(a)
+            side = a.pop("side", 0)
+            if side not in SIDES:
+                raise ValueError(f"{what}: side must be -1, 0 or +1, got {side!r}")
+            if ("body" in a) == ("obstacle" in a):
+                raise ValueError(f"{what}: give exactly one of 'body' and 'obstacle'")
+            if "obstacle" in a:
+                o = int(a.pop("obstacle"))
+                if not 0 <= o < len(self._obstacles) or a:
+                    raise ValueError(f"{what}: no obstacle {o}, or keys {sorted(a)} (an obstacle attaches whole)")
+                ob = self._obstacles[o]
+                if ob.keyframes is not None or np.any(ob.linear_velocity) or np.any(ob.angular_velocity):
+                    raise ValueError(f"{what}: obstacle {o} has a motion of its own")
+                out.append(("obstacle", o, None, side))
+                continue
+            body = int(a.pop("body"))
+            whole = "box" not in a and "indices" not in a
+            sel = None if whole else self._select(body, a.pop("box", None), a.pop("indices", None), what)
+            if whole and not 0 <= body < len(self._bodies):
+                raise ValueError(f"{what}: no body {body} (the scene has {len(self._bodies)})")
+            if a:
+                raise ValueError(f"{what}: unknown keys {sorted(a)}")
+            out.append(("body", body, sel, side))
+        self._grippers.append({"trajectory": traj, "axis": _unit_axis(axis), "attachments": out})
+        return g
+
     def _select(self, body, box, indices, what) -> np.ndarray:
         if not 0 <= int(body) < len(self._bodies):
             raise ValueError(f"{what}: no body {body} (the scene has {len(self._bodies)})")
@@ -358,6 +404,12 @@ class ModelBuilder:
             vel, ang, center, trange = motion
             kind = BoundingBoxStepMotion if isinstance(center, str) else PrescribedMotion
             control.motions.append(kind(idx, vel, ang, _center(center, x[idx]), trange, obstacle=False))
+        if self._grippers:
+            from .gripper import check_disjoint, gripper_motions
+
+            carried = [gripper_motions(g, offsets, obs_offsets, x) for g in self._grippers]
+            check_disjoint(carried)
+            control.motions.extend(m for motions in carried for m in motions)
         for body, sel, value, trange, per_mass in self._neumann:
             idx = sel + offsets[body]
             force = mass[idx, None] * value if per_mass else value
@@ -380,6 +432,9 @@ class ModelBuilder:
         for b, o in zip(self._bodies, offsets):
             r = b.vertices - (b.vertices.mean(axis=0) if b.embedded is None else b.embedded.centroid)
             v[o:o + len(b.vertices)] = b.velocity + np.cross(b.angular_velocity, r)
+        for m in control.motions:  # gripper nodes start at the trajectory's velocity
+            if hasattr(m, "velocities"):
+                v[m.vertices] = m.velocities(0.0)
         return model, State(x.copy(), v, 0.0)
 
 

@@ -178,6 +178,10 @@ class _Resolver:
         data["obstacles"] = obstacles
         data["half_spaces"] = [filled(DEFAULTS["half_space"], h) for h in raw.get("half_spaces", [])]
         data["friction"]["pairs"] = self._friction_pairs(raw.get("friction", {}).get("pairs", []), bodies, obstacles)
+        if raw.get("grippers"):
+            from .grippers import resolve_grippers
+
+            data["grippers"] = resolve_grippers(self, raw["grippers"], bodies, obstacles, geometry)
         data["output"] = filled(DEFAULTS["output"], raw.get("output"))
         return Scene(data, self.source, self.base_dir, geometry, bbox)
 
@@ -312,6 +316,10 @@ def _build(scene: Scene):
             builder.add_obstacle(g.placed, g.elements, **kwargs)
         except ValueError as exc:
             raise error(path + ["mesh"], str(exc)) from None
+    if data.get("grippers"):
+        from .grippers import add_grippers
+
+        add_grippers(builder, data, geo, error)
     try:
         model, state = builder.finalize()
     except ValueError as exc:

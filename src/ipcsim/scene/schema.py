@@ -177,6 +177,13 @@ OBSTACLE = _obj({
     "friction": _number(0, null=True),
 }, ["mesh"])
 
+GRIPPER_ATTACHMENT = _obj({"body": NAME, "obstacle": NAME, "box": SELECT_BOX, "indices": INDICES,
+                           "side": {"enum": [-1, 0, 1]}}, (), _one_of_keys("body", "obstacle", exactly=True),
+                          _one_of_keys("box", "indices", exactly=False))
+GRIPPER = _obj({"name": NAME, "trajectory": PATH, "axis": VEC3,
+                "attachments": _array(GRIPPER_ATTACHMENT, what="attachments", min_items=1)},
+               ["trajectory", "attachments"])
+
 FRICTION_PAIR = _obj({"bodies": _array(NAME, 2, what="names of bodies or obstacles"), "mu": NON_NEGATIVE},
                      ["bodies", "mu"])
 
@@ -204,6 +211,7 @@ SCHEMA: dict = {
         "bodies": _array(BODY, what="bodies", min_items=1),
         "obstacles": _array(OBSTACLE, what="obstacles"),
         "half_spaces": _array(HALF_SPACE, what="half spaces"),
+        "grippers": _array(GRIPPER, what="grippers"),
         "output": _obj({"every": _integer(1), "volume": BOOL, "render": BOOL, "checkpoint_every": _integer(1)}),
     }, ["bodies"]),
 }
@@ -379,6 +387,14 @@ def _check_semantics(data: dict, source: str) -> None:
                                                                  f"({len(kf['times'])}), got {len(kf['translations'])}")
                 if any(b <= a for a, b in zip(kf["times"], kf["times"][1:])):
                     raise err(p + ["keyframes", "times"], "expected strictly increasing times [s]")
+    for i, g in enumerate(data.get("grippers", [])):
+        check_name(g, ["grippers", i])
+        if "axis" in g and not any(g["axis"]):
+            raise err(["grippers", i, "axis"], "expected a nonzero axis, got [0, 0, 0]")
+        for j, a in enumerate(g.get("attachments", [])):
+            if "obstacle" in a and ("box" in a or "indices" in a):
+                raise err(["grippers", i, "attachments", j], "an obstacle attaches whole: give no box or indices")
+            check_box(a, ["grippers", i, "attachments", j])
     for i, hs in enumerate(data.get("half_spaces", [])):
         if "normal" in hs and not any(hs["normal"]):
             raise err(["half_spaces", i, "normal"], "expected a nonzero normal, got [0, 0, 0]")
