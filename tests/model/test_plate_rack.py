@@ -57,7 +57,8 @@ def test_rack_for_plate_slot_fits_the_plate():
 
 
 def _drop_on_wire(steps=15, h=0.02, speed=2.0, wire_diameter=0.003, kappa=None):
-    """Run the drop; returns (frames of surface positions, ipctk mesh, per-step min distances [m])."""
+    """Run the drop; returns (frames of surface positions (n, 3) [m], ipctk mesh, per-step min distances [m],
+    the plate's surface vertices (n,) bool)."""
     b = ModelBuilder()
     v, _ = pr.plate_mesh()
     radius = np.abs(v[:, 0]).max()
@@ -66,7 +67,8 @@ def _drop_on_wire(steps=15, h=0.02, speed=2.0, wire_diameter=0.003, kappa=None):
     b.set_self_contact(plate, False)  # rigid: the plate's own close features (0.75 mm apart) never meet
     b.add_obstacle(*tube_tet_mesh((-0.5, 0.0, 0.0), (0.5, 0.0, 0.0), wire_diameter, 8, 0.02))
     model, state = b.finalize()
-    solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-3, kappa=kappa), friction=FrictionParameters(mu=0.5), tol=1e-2)
+    solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-3, kappa=kappa), friction=FrictionParameters(mu=0.5),
+                                 tol=1e-2)
     mesh = model.collision_mesh
     frames, dist = [model.surface_positions(state.x)], []
     for _ in range(steps):
@@ -100,28 +102,19 @@ def _run_slot_scene(offset):
     """Run 0.5 s at h = 0.01 checking every frame with ipctk; returns (info, frames, body selections). (The
     straight motion between two frames is not the solver's path: ipctk's CCD on it flags step 6 of the 6 mm run,
     where 401 samples along it show no intersection, so only frames are checked here.)"""
-    frames, checks = [], {}
-
-    def on_step(k, state, stats):
-        assert stats.converged, f"step {k}"
-        frames.append(model_box[0].surface_positions(state.x))
-
-    model_box = []
     model, state, solver, info = pr.plate_in_slot_scene(offset=offset)
-    model_box.append(model)
-    frames.append(model.surface_positions(state.x))
+    frames = [model.surface_positions(state.x)]
     for k in range(50):
         new = state.copy()
         stats = solver.step(state, new, None, 0.01)
         state = new
-        on_step(k, state, stats)
+        assert stats.converged, f"step {k}"
+        frames.append(model.surface_positions(state.x))
     mesh = model.collision_mesh
     tk = ipctk.CollisionMesh(mesh.rest_positions, mesh.edges.astype(np.int32), mesh.faces.astype(np.int32))
     for k, x in enumerate(frames[1:]):
         assert not ipctk.has_intersections(tk, x), f"frame {k + 1} intersects"
-    checks["plate"] = mesh.body == info["plate"]
-    checks["rack"] = mesh.body == info["rack"]
-    return info, frames, checks
+    return info, frames, {"plate": mesh.body == info["plate"], "rack": mesh.body == info["rack"]}
 
 
 def _tilt_degrees(points):
