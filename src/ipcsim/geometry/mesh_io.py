@@ -77,3 +77,38 @@ def load_tet_mesh(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     if not finite.all():
         raise MeshError(f"{path}: point {int(np.flatnonzero(~finite)[0])} has a non-finite coordinate")
     return np.ascontiguousarray(points, dtype=np.float64), tets
+
+
+def read_obj_surface(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+    """The triangles of a Wavefront OBJ file from its ``v`` and ``f`` lines only (texture and normal indices in
+    ``f a/b/c`` are dropped; every other line is ignored: meshio rejects some files that carry texture
+    coordinates). Returns (vertices (n, 3) float64 [file units], triangles (f, 3) int64, 0-based). Polygons are
+    fanned into triangles. Raises MeshError naming the file and line."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise MeshError(f"{path}: no such mesh file")
+    vertices, faces = [], []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, 1):
+            parts = line.split()
+            if not parts or parts[0] not in ("v", "f"):
+                continue
+            try:
+                if parts[0] == "v":
+                    vertices.append([float(t) for t in parts[1:4]])
+                    if len(vertices[-1]) != 3:
+                        raise ValueError("a vertex needs 3 coordinates")
+                    continue
+                ids = [int(t.split("/")[0]) for t in parts[1:]]
+                if len(ids) < 3:
+                    raise ValueError("a face needs 3 or more vertices")
+                ids = [i - 1 if i > 0 else len(vertices) + i for i in ids]  # OBJ: 1-based, negative from the end
+                faces += [[ids[0], ids[k], ids[k + 1]] for k in range(1, len(ids) - 1)]
+            except ValueError as exc:
+                raise MeshError(f"{path}: line {number}: {_one_line(str(exc))}") from None
+    v, f = np.asarray(vertices, np.float64).reshape(-1, 3), np.asarray(faces, np.int64).reshape(-1, 3)
+    if len(f) == 0:
+        raise MeshError(f"{path}: no faces")
+    if f.min() < 0 or f.max() >= len(v) or not np.all(np.isfinite(v)):
+        raise MeshError(f"{path}: a face names a vertex out of range 1..{len(v)}, or a coordinate is not finite")
+    return v, f

@@ -70,3 +70,24 @@ def compact_vertices(n_vertices: int, *index_arrays: np.ndarray) -> tuple[np.nda
     new_index = np.full(n_vertices, -1, dtype=np.int64)
     new_index[used] = np.arange(used.size, dtype=np.int64)
     return used, [new_index[np.asarray(a, dtype=np.int64)] for a in index_arrays]
+
+
+def closed_surface_problem(faces: np.ndarray) -> str | None:
+    """Why a triangle set (f, 3) is not a closed, consistently wound 2-manifold, or None when it is: every
+    undirected edge held by exactly two faces that run it in opposite directions, no degenerate face. (Vertex
+    manifoldness, e.g. two solids touching at one vertex, is not checked.)"""
+    f = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    bad = np.flatnonzero((f[:, 0] == f[:, 1]) | (f[:, 1] == f[:, 2]) | (f[:, 2] == f[:, 0]))
+    if bad.size:
+        return f"face {bad[0]} repeats a vertex ({bad.size} such faces)"
+    half = np.stack([f, np.roll(f, -1, axis=1)], axis=2).reshape(-1, 2)
+    edges, counts = np.unique(np.sort(half, axis=1), axis=0, return_counts=True)
+    if np.any(counts != 2):
+        k = int(np.flatnonzero(counts != 2)[0])
+        return (f"edge {tuple(edges[k])} is held by {counts[k]} faces ({int(np.sum(counts == 1))} open edges, "
+                f"{int(np.sum(counts > 2))} non-manifold)")
+    directed, dcounts = np.unique(half, axis=0, return_counts=True)
+    if np.any(dcounts > 1):
+        k = int(np.flatnonzero(dcounts > 1)[0])
+        return f"edge {tuple(directed[k])} is run the same way by two faces (inconsistent winding)"
+    return None
