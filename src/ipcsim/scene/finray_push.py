@@ -23,7 +23,8 @@ FINGER = dict(length=0.1, base_width=0.045, thickness=0.004, flank_thickness=0.0
 @dataclass
 class PushResult:
     """tip (steps, 3) [m]: mean displacement of the tip's surface vertices after each step; force (steps, 3) [N]:
-    contact force on the cylinder; n_nodes: the body's unknown nodes; n_inverted: inverted tets at the end."""
+    contact force on the cylinder; n_nodes: the finger's nodes (fine vertices or cage nodes); n_inverted:
+    inverted tets at the end; converged: the last step's Newton solve converged."""
 
     tip: np.ndarray
     force: np.ndarray
@@ -41,7 +42,8 @@ def cylinder_surface(radius: float, length: float, n: int = 24) -> tuple[np.ndar
     i = np.arange(n)
     j = (i + 1) % n
     f = np.concatenate([np.column_stack([i, j, n + j]), np.column_stack([i, n + j, n + i]),
-                        np.column_stack([np.full(n, 2 * n), j, i]), np.column_stack([np.full(n, 2 * n + 1), n + i, n + j])])
+                        np.column_stack([np.full(n, 2 * n), j, i]),
+                        np.column_stack([np.full(n, 2 * n + 1), n + i, n + j])])
     return v, f
 
 
@@ -75,6 +77,7 @@ def finray_push(cage=None, finger=None, push=0.01, y_push=0.05, steps=4, dhat=1e
     b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
     body = _add_finger(b, finger, cage)
     b.set_self_contact(body, False)
+    n_nodes = len(b._bodies[body].vertices)
     r, th = 0.005, finger["thickness"]
     x0 = finger["base_width"] / 2 * (1.0 - y_push / finger["length"]) + r + 1.5 * dhat
     cv, cf = cylinder_surface(r, th + 0.02)
@@ -92,4 +95,4 @@ def finray_push(cage=None, finger=None, push=0.01, y_push=0.05, steps=4, dhat=1e
         state = new
         tips.append((model.surface_positions(state.x)[tip] - s0[tip]).mean(axis=0))
         forces.append(st.body_forces[-1, 0].copy())
-    return PushResult(np.array(tips), np.array(forces), model.n_vertices, int(st.n_inverted), bool(st.converged))
+    return PushResult(np.array(tips), np.array(forces), n_nodes, int(st.n_inverted), bool(st.converged))
