@@ -180,7 +180,9 @@ def finray_finger(length=0.1, base_width=0.045, thickness=0.02, flank_thickness=
     length [m] base to tip; base_width [m]; thickness [m] of the extrusion (z); flank_thickness and rib_thickness
     [m]; n_ribs cross ribs at rib_angle [rad] to the base; resolution [m]: target edge length in the profile
     (default: the rib thickness, one to two triangles across a wall); the z layers are about 2 * resolution
-    apart (at least 2 layers). base_thickness: see ``finray_profile``.
+    apart (at least 2 layers). base_thickness: see ``finray_profile``. Linear tets with one triangle across a
+    rib lock its hinges: to simulate the finger itself (full space, or as a conforming cage) use a resolution
+    of at most about rib_thickness / 1.4 (``scene.finray_push`` uses 0.8 mm for 1.2 mm ribs).
     """
     outer, holes = finray_profile(length, base_width, flank_thickness, rib_thickness, n_ribs, rib_angle,
                                   base_thickness)
