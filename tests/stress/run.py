@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stress_runner import run_scene, summary
+from stress_runner import inversion_note, run_scene, summary
 from stress_scenes import KINDS
 
 
@@ -33,6 +33,7 @@ def main(argv=None) -> int:
         res = run_scene(seed)
         results.append(res)
         print(res.line(), flush=True)
+    print(inversion_note(results), flush=True)
     print(summary(results), flush=True)
     return 1 if any(r.intersecting or r.failed for r in results) else 0
 

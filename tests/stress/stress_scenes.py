@@ -11,6 +11,7 @@ Scene kinds (``KINDS``; seed % len(KINDS) picks the kind, the rest of the draw c
     sweep      a kinematic wire or point row sweeping through the space of a free body at up to 20 m/s
     embedded   a body embedded in a voxel cage (Embedded IPC) thrown at the ground or an obstacle
     affine     affine bodies (ABD) thrown at each other and at the ground
+    collide    two bodies (any kind and material) thrown at each other at up to 20 m/s each, no gravity
 
 Every body draws its kind (full-space, embedded, affine) and material (``MATERIALS``) unless the scene kind fixes
 it; time steps are drawn up to 0.05 s, friction is on in about half the scenes, and Newmark replaces implicit
@@ -27,7 +28,7 @@ from scipy.spatial.transform import Rotation
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters
 
-KINDS = ("throw", "plate", "stack", "ratio", "wire", "points", "sweep", "embedded", "affine")
+KINDS = ("throw", "plate", "stack", "ratio", "wire", "points", "sweep", "embedded", "affine", "collide")
 #: the tet-mesh materials a body may draw (affine bodies are ABD)
 MATERIALS = ("NH", "SNH", "FCR", "LCR", "LCR_LAGGED", "LE")
 MAX_SPEED = 20.0  # [m/s]
@@ -146,7 +147,7 @@ def _throw(d: _Draw, seed):
     v = _place(v, d.rotation(), bottom=_impact_gap(d, speed, h))
     d.body(v, t, velocity=d.velocity(speed), omega=d.rng.uniform(-30, 30, 3))
     d.notes.insert(0, f"speed={speed:.1f}")
-    return d.finish(seed, "throw", h, 4)
+    return d.finish(seed, "throw", h, 6)
 
 
 def _plate(d: _Draw, seed):
@@ -170,7 +171,7 @@ def _plate(d: _Draw, seed):
         plate = _place(v, rot, bottom=0.06 + _impact_gap(d, speed, h), center_xz=d.rng.uniform(-0.03, 0.03, 2))
         d.body(plate, t, kind="tet", material=mat, velocity=d.velocity(speed), omega=d.rng.uniform(-5, 5, 3))
         d.notes.insert(0, f"thick={thick * 1e3:.1f}mm plate at {speed:.1f}m/s")
-    return d.finish(seed, "plate", h, 4)
+    return d.finish(seed, "plate", h, 6)
 
 
 def _stack(d: _Draw, seed):
@@ -184,7 +185,7 @@ def _stack(d: _Draw, seed):
                t, kind=str(d.rng.choice(("tet", "tet", "affine"))))
         y += size + 3 * d.dhat  # turned about the vertical only: each cube stays size tall
     d.notes.insert(0, f"size={size:.3f}")
-    return d.finish(seed, "stack", h, 3)
+    return d.finish(seed, "stack", h, 6)
 
 
 def _ratio(d: _Draw, seed):
@@ -202,7 +203,7 @@ def _ratio(d: _Draw, seed):
                       center_xz=d.rng.uniform(-0.2, 0.2, 2) * size)
         d.body(body, t, kind="tet", youngs=e, velocity=vel)
     d.notes.insert(0, f"E ratio 1e5 ({'soft' if soft_below else 'stiff'} below) at {speed:.1f}m/s")
-    return d.finish(seed, "ratio", h, 4)
+    return d.finish(seed, "ratio", h, 6)
 
 
 def _wire(d: _Draw, seed):
@@ -224,7 +225,7 @@ def _wire(d: _Draw, seed):
     body = _place(v, d.rotation(), bottom=_impact_gap(d, speed, h), center_xz=d.rng.uniform(-0.02, 0.02, 2))
     d.body(body, t, velocity=d.velocity(speed), omega=d.rng.uniform(-10, 10, 3))
     d.notes.insert(0, f"{n} wires at {speed:.1f}m/s")
-    return d.finish(seed, "wire", h, 4)
+    return d.finish(seed, "wire", h, 6)
 
 
 def _points(d: _Draw, seed):
@@ -238,7 +239,7 @@ def _points(d: _Draw, seed):
     body = _place(v, d.rotation(), bottom=_impact_gap(d, speed, h), center_xz=d.rng.uniform(-0.02, 0.02, 2))
     d.body(body, t, velocity=d.velocity(speed), omega=d.rng.uniform(-10, 10, 3))
     d.notes.insert(0, f"{len(pts)} points spaced {spacing:.3f} at {speed:.1f}m/s")
-    return d.finish(seed, "points", h, 4)
+    return d.finish(seed, "points", h, 6)
 
 
 def _sweep(d: _Draw, seed):
@@ -260,7 +261,7 @@ def _sweep(d: _Draw, seed):
     d.b.add_obstacle(pts, els, velocity=(speed, 0.0, 0.0))
     d.b.gravity = np.zeros(3)
     d.notes.insert(0, f"{what} sweeping at {speed:.1f}m/s")
-    return d.finish(seed, "sweep", h, 4)
+    return d.finish(seed, "sweep", h, 6)
 
 
 def _embedded(d: _Draw, seed):
@@ -277,7 +278,7 @@ def _embedded(d: _Draw, seed):
     body = _place(v, d.rotation(), bottom=floor + _impact_gap(d, speed, h))
     d.body(body, t, kind="embedded", velocity=d.velocity(speed), omega=d.rng.uniform(-20, 20, 3))
     d.notes.insert(0, f"at {speed:.1f}m/s")
-    return d.finish(seed, "embedded", h, 4)
+    return d.finish(seed, "embedded", h, 6)
 
 
 def _affine(d: _Draw, seed):
@@ -291,11 +292,29 @@ def _affine(d: _Draw, seed):
         d.body(body, t, kind="affine", velocity=d.velocity(d.uniform(0.0, speed)), omega=d.rng.uniform(-20, 20, 3))
         y += math.sqrt(3) * size + 3 * d.dhat
     d.notes.insert(0, f"up to {speed:.1f}m/s")
-    return d.finish(seed, "affine", h, 4)
+    return d.finish(seed, "affine", h, 6)
+
+
+def _collide(d: _Draw, seed):
+    h = d.log_uniform(1e-3, MAX_H)
+    d.b.gravity = np.zeros(3)
+    speeds = []
+    for side in (-1.0, 1.0):
+        size = d.uniform(0.04, 0.12)
+        v, t = _box((size, size * d.uniform(0.2, 1.0), size), (2, 1, 2))
+        reach = 0.5 * math.sqrt(3) * size + 2 * d.dhat  # bounding spheres apart
+        speed = d.uniform(0.5, MAX_SPEED)
+        speeds.append(speed)
+        gap = d.uniform(0.0, 1.0) * speed * h
+        body = _place(v, d.rotation(), center=(side * (reach + gap), d.uniform(-0.3, 0.3) * size, 0.0))
+        vel = -side * speed * np.array([1.0, 0.0, 0.0]) + d.rng.normal(size=3) * 0.2 * speed
+        d.body(body, t, velocity=vel, omega=d.rng.uniform(-30, 30, 3))
+    d.notes.insert(0, f"at {speeds[0]:.1f} and {speeds[1]:.1f}m/s")
+    return d.finish(seed, "collide", h, 6)
 
 
 _BUILDERS = {"throw": _throw, "plate": _plate, "stack": _stack, "ratio": _ratio, "wire": _wire,
-             "points": _points, "sweep": _sweep, "embedded": _embedded, "affine": _affine}
+             "points": _points, "sweep": _sweep, "embedded": _embedded, "affine": _affine, "collide": _collide}
 
 
 def make_scene(seed: int) -> StressScene:
