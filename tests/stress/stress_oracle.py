@@ -25,6 +25,10 @@ import ipctk
 
 #: configurations sampled along a flagged update, besides its start
 SAMPLES = 64
+#: Tight Inclusion's iteration cap per query (ipctk's default is 1e7): it bounds the cost of the queries where
+#: contacts sit 1e-10 m apart (a soft body crushed by one 1e5 times stiffer, stress seed 73); a capped query
+#: reports a collision (conservative), which the confirmation then judges exactly
+CCD_MAX_ITERATIONS = 100_000
 #: materials whose tets must never invert: the ones the solver bounds steps for today (NH's log barrier).
 #: With per-body inversion prevention for every material, this becomes every material of a "prevent" body.
 INVERSION_GUARDED = frozenset({"NH"})
@@ -51,6 +55,11 @@ def behind_planes(mesh, xs: np.ndarray) -> bool:
     """True if a simulated collision vertex of xs (n_surface, 3) [m] is on or behind a half space."""
     free = xs[~np.asarray(mesh.is_obstacle, bool)]
     return any(len(free) and np.min((free - p.origin) @ p.normal) <= 0.0 for p in mesh.planes)
+
+
+def _ccd():
+    """ipctk's Tight-Inclusion narrow phase with its default tolerance (1e-6) and ``CCD_MAX_ITERATIONS``."""
+    return ipctk.TightInclusionCCD(tolerance=1e-6, max_iterations=CCD_MAX_ITERATIONS)
 
 
 # ------------------------------------------------------------------------------------------- exact crossings
@@ -128,7 +137,7 @@ def flagged_crossings(tk, mesh, xs0, xs1) -> list:
         for c in group:
             ids = c.vertex_ids(tk.edges, tk.faces)  # fv: (vertex, face corners); ee: (a0, a1, b0, b1)
             v0, v1 = xs0[list(ids)].ravel(), xs1[list(ids)].ravel()
-            hit, _ = c.ccd(v0, v1)
+            hit, _ = c.ccd(v0, v1, narrow_phase_ccd=_ccd())
             if hit:
                 t = _crossing_time(kind, ids, xs0, xs1)
                 if t is not None:
@@ -171,7 +180,7 @@ class UpdateChecker:
         if not (np.all(np.isfinite(xs0)) and np.all(np.isfinite(xs1))):
             self.failures.append(UpdateFailure(k, 1.0, "non-finite positions"))
             return
-        if ipctk.is_step_collision_free(tk, xs0, xs1):
+        if ipctk.is_step_collision_free(tk, xs0, xs1, narrow_phase_ccd=_ccd()):
             return
         self.flagged += 1
         failure = self.confirm(tk, mesh, xs0, xs1, k)
