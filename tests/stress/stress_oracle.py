@@ -12,6 +12,9 @@ tolerance), so a flagged update counts as a failure only when it is confirmed:
   (the two segments cross). This catches a codimensional point or a thin plate passing through a face within one
   sample interval.
 
+An update that starts with primitives closer than ``TOUCH`` skips Tight Inclusion (it can take minutes there) and
+is judged by the exact crossing test alone.
+
 ``check_frame`` judges a frame: finite positions, no edge through a face (ipctk), every simulated collision vertex
 strictly on the free side of the half spaces, and no inverted tet in the bodies whose material is guarded.
 """
@@ -30,6 +33,11 @@ SAMPLES = 64
 #: folded onto itself, seed 87); a capped query reports a collision (conservative), which the confirmation then
 #: judges exactly
 CCD_MAX_ITERATIONS = 1_000
+#: [m] an update that starts with two primitives closer than this skips Tight Inclusion (whose refinement of a
+#: zero time of impact ignores the cap: 60 to 90 s per query measured on an update of seed 87 starting 7e-12 m
+#: apart, whatever the tolerance and cap) and is judged by the exact crossing test alone (``crossings``), which
+#: is complete from an intersection-free start
+TOUCH = 1e-9
 #: materials whose tets must never invert: the ones the solver bounds steps for today (NH's log barrier).
 #: With per-body inversion prevention for every material, this becomes every material of a "prevent" body.
 INVERSION_GUARDED = frozenset({"NH"})
@@ -163,6 +171,7 @@ class UpdateChecker:
     samples: int = SAMPLES
     updates: int = 0
     flagged: int = 0
+    near: int = 0  # updates starting with primitives closer than TOUCH (judged by the exact crossing test alone)
     failures: list = field(default_factory=list)
     _meshes: dict = field(default_factory=dict)
 
@@ -180,12 +189,25 @@ class UpdateChecker:
         if not (np.all(np.isfinite(xs0)) and np.all(np.isfinite(xs1))):
             self.failures.append(UpdateFailure(k, 1.0, "non-finite positions"))
             return
+        if self.starts_in_touch(tk, xs0):  # Tight Inclusion would take minutes: the exact test alone judges it
+            self.near += 1
+            hits = crossings(tk, xs0, xs1)
+            if hits:
+                self.failures.append(_crossing_failure(k, hits))
+            return
         if ipctk.is_step_collision_free(tk, xs0, xs1, narrow_phase_ccd=_ccd()):
             return
         self.flagged += 1
         failure = self.confirm(tk, mesh, xs0, xs1, k)
         if failure is not None:
             self.failures.append(failure)
+
+    @staticmethod
+    def starts_in_touch(tk, xs0) -> bool:
+        """Some pair of primitives is closer than ``TOUCH`` at the update's start xs0."""
+        near = ipctk.NormalCollisions()
+        near.build(tk, xs0, TOUCH)
+        return len(near) > 0
 
     def confirm(self, tk, mesh, xs0, xs1, k: int) -> UpdateFailure | None:
         """The confirmed failure of a flagged update k, or None (a conservative flag)."""
@@ -196,11 +218,14 @@ class UpdateChecker:
             if behind_planes(mesh, xt):
                 return UpdateFailure(k, float(t), "a vertex is on or behind a half space")
         hits = crossings(tk, xs0, xs1)
-        if hits:
-            kind, ids, t = min(hits, key=lambda h: h[2])
-            what = {"fv": "vertex {} crosses face ({}, {}, {})", "ee": "edge ({}, {}) crosses edge ({}, {})"}[kind]
-            return UpdateFailure(k, t, what.format(*ids))
-        return None
+        return _crossing_failure(k, hits) if hits else None
+
+
+def _crossing_failure(k: int, hits) -> UpdateFailure:
+    """The failure of update k from its crossings (``crossings``): the earliest one."""
+    kind, ids, t = min(hits, key=lambda h: h[2])
+    what = {"fv": "vertex {} crosses face ({}, {}, {})", "ee": "edge ({}, {}) crosses edge ({}, {})"}[kind]
+    return UpdateFailure(k, t, what.format(*ids))
 
 
 # ------------------------------------------------------------------------------------------- frames

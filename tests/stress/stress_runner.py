@@ -20,8 +20,10 @@ from ipcsim.solvers.validation import validate_updates
 
 @dataclass
 class SceneResult:
-    """What one scene did: steps run, Newton updates checked, Tight-Inclusion flags, confirmed update failures,
-    frame problems, unconverged steps, inverted tets of unguarded materials (reported only), the exception that ended it (None) and its wall time [s]."""
+    """What one scene did: steps run, Newton updates checked, Tight-Inclusion flags, updates starting closer than
+    ``stress_oracle.TOUCH`` (judged by the exact crossing test alone), confirmed update failures, frame problems,
+    unconverged steps, inverted tets of unguarded materials (reported only), the exception that ended it (None)
+    and its wall time [s]."""
 
     seed: int
     kind: str
@@ -30,6 +32,7 @@ class SceneResult:
     newton_iterations: int = 0
     updates: int = 0
     flagged: int = 0
+    near: int = 0
     update_failures: list = field(default_factory=list)
     frame_problems: list = field(default_factory=list)
     unconverged: int = 0
@@ -52,8 +55,8 @@ class SceneResult:
     def line(self) -> str:
         status = "FAILED" if self.failed else "INTERSECTING" if self.intersecting else "ok"
         out = (f"seed {self.seed:4d} {self.kind:8s} {status:12s} {self.steps} steps, {self.newton_iterations} "
-               f"Newton, {self.updates} updates ({self.flagged} flagged), {self.unconverged} unconverged, "
-               f"{self.inverted_unguarded} inverted unguarded, "
+               f"Newton, {self.updates} updates ({self.flagged} flagged, {self.near} near), {self.unconverged} "
+               f"unconverged, {self.inverted_unguarded} inverted unguarded, "
                f"{self.wall_time:.1f} s | {self.description}")
         for f in self.update_failures[:3]:
             out += f"\n    update {f.update} at t={f.t:.3g}: {f.what}"
@@ -90,7 +93,8 @@ def run_scene(seed: int) -> SceneResult:
     except Exception as exc:  # recorded and counted as failed, with where it came from
         tb = traceback.extract_tb(exc.__traceback__)[-1]
         res.error = f"{type(exc).__name__}: {exc} ({tb.filename.split('/')[-1]}:{tb.lineno})"
-    res.updates, res.flagged, res.update_failures = checker.updates, checker.flagged, checker.failures
+    res.updates, res.flagged, res.near = checker.updates, checker.flagged, checker.near
+    res.update_failures = checker.failures
     res.wall_time = time.perf_counter() - t0
     return res
 

@@ -103,6 +103,20 @@ def test_a_conservative_flag_is_not_a_failure():
     assert checker.failures == []
 
 
+def test_an_update_starting_in_touch_is_judged_by_the_exact_test():
+    """A point starting 1e-10 m above the face (closer than TOUCH: Tight Inclusion is skipped) and moving through it
+    is a failure; moving away from it is none."""
+    mesh, xs0, xs1 = _point_and_triangle(-1.0)
+    xs0[3, 1] = 1e-10
+    checker = UpdateChecker()
+    checker(mesh, xs0, xs1)
+    assert checker.near == 1 and checker.flagged == 0 and len(checker.failures) == 1
+    assert "crosses face" in checker.failures[0].what
+    xs1[3, 1] = 1.0
+    checker(mesh, xs0, xs1)
+    assert checker.near == 2 and len(checker.failures) == 1
+
+
 def test_codimensional_edges_crossing_are_confirmed():
     """A segment moving down through another one (no face anywhere): an edge-edge crossing."""
     a = CollisionMesh.from_edges(np.array([[-1.0, 0, 0], [1, 0, 0]]), [[0, 1]], body=0, is_obstacle=True)
