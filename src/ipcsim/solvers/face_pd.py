@@ -56,6 +56,7 @@ from ..contact.intersection import find_intersections
 from ..contact.stiffness import minimum_distance_squared
 from ..energies import shape_targeting as st
 from ..geometry.collision_mesh import CollisionMesh
+from . import validation
 from .face_regions import collision_aware_vertices, contact_prone_proxy
 from .pd_global import make_global_solver
 
@@ -260,6 +261,8 @@ class FacePDSolver:
             if new is None:
                 stats.stalled = True
                 break
+            if validation.hook is not None and self.contact.enabled:  # tests: check the accepted update
+                validation.hook(self.mesh, pt.s, new.s)
             pt = new
             stats.history.append((it, alpha, pt.energy))
         self.x = pt.x

@@ -43,6 +43,7 @@ from ..contact.collisions import build_collisions
 from ..contact.friction import FrictionCollisions, FrictionPotential
 from ..contact.stiffness import minimum_distance_squared, softer_side_stiffness, surface_youngs_modulus
 from ..model import Model, State
+from . import validation
 from .elastic import ElasticTerm
 from .friction_params import FrictionParameters, stencil_mu
 from .integrators import LaggedRayleighDamping, check_damping_ratio
@@ -523,6 +524,8 @@ class NewtonSolver:
                 ev = potential.evaluation(x, candidates)
                 e_new = potential.energy(ev)
             stats.time_line_search += time.perf_counter() - t0
+            if validation.hook is not None:  # tests: check the accepted update (xs0 -> ev.xs) independently
+                validation.hook(mesh, xs0, ev.xs)
             e = e_new
             stats.history.append((it, alpha, e))
             if small:
