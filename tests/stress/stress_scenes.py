@@ -55,6 +55,8 @@ class _Draw:
 
     def __init__(self, seed: int):
         self.rng = np.random.default_rng(seed)
+        # a stream of its own for each body's inversion option, so the other draws of a seed stay as they were
+        self.inversion_rng = np.random.default_rng([seed, 22])
         self.b = ModelBuilder()
         self.notes: list[str] = []
         self.dhat = 1e-3
@@ -84,11 +86,12 @@ class _Draw:
     def body(self, v, t, *, kind=None, material=None, youngs=None, velocity=(0, 0, 0), omega=(0, 0, 0)) -> int:
         """Add a body of kind 'tet' / 'embedded' / 'affine' (None: drawn) from placed vertices v (k, 3) [m]."""
         kind = kind or str(self.rng.choice(("tet", "tet", "embedded", "affine")))
-        kw = dict(velocity=velocity, angular_velocity=omega)
+        kw = dict(velocity=velocity, angular_velocity=omega,
+                  inversion=str(self.inversion_rng.choice(("prevent", "allow"))))
         if kind == "affine":
             youngs = youngs or self.log_uniform(1e6, 1e8)
             i = self.b.add_affine_body(v, t, stiffness=youngs, **kw)
-            self.notes.append(f"affine({youngs:.0e})")
+            self.notes.append(f"affine({youngs:.0e},{kw['inversion']})")
             return i
         material = material or self.material()
         youngs = youngs or self.log_uniform(1e4, 1e7)
@@ -99,7 +102,7 @@ class _Draw:
                                          poisson_ratio=nu, material=material, **kw)
         else:
             i = self.b.add_body(v, t, youngs_modulus=youngs, poisson_ratio=nu, material=material, **kw)
-        self.notes.append(f"{kind}:{material}({youngs:.0e})")
+        self.notes.append(f"{kind}:{material}({youngs:.0e},{kw['inversion']})")
         return i
 
     def finish(self, seed, kind, h, steps, **solver) -> StressScene:

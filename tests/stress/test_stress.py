@@ -1,13 +1,16 @@
 """The stress suite's short form (CI): a fixed set of seeds, two scenes of every kind of ``stress_scenes``, each
 run with every check on (``stress_runner.run_scene``: every accepted Newton update judged by ipctk's CCD, every
-frame for intersections, NaN, half spaces and inverted NH tets). A scene fails the test when it intersects, fails
-(an exception, NaN, an inverted guarded tet) or leaves a step unconverged: nothing is hidden. The long form is
-``python tests/stress/run.py --scenes 300``."""
+frame for intersections, NaN, half spaces and inverted guarded tets: NH, and every body drawn with
+``inversion="prevent"``). A scene fails the test when it intersects, fails (an exception, NaN, an inverted guarded
+tet) or leaves a step unconverged, except where a body of a material whose energy stays finite when inverted
+(everything but NH) has ``inversion="prevent"``: its step may end unconverged against the bound (README,
+Inversion), which the scene's line reports. The long form is ``python tests/stress/run.py --scenes 300``."""
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from stress_oracle import INVERSION_GUARDED
 from stress_runner import run_scene
 from stress_scenes import KINDS, make_scene
 
@@ -16,13 +19,22 @@ HERE = Path(__file__).resolve().parent
 SEEDS = list(range(2 * len(KINDS)))
 
 
+def _may_stall(model) -> bool:
+    """Whether a body of a finite-energy material (not in ``INVERSION_GUARDED``) has inversion "prevent"."""
+    bounded = model.prevent_inversion.copy()
+    for name, t in model.material_groups:
+        if name in INVERSION_GUARDED:
+            bounded[t] = False
+    return bool(bounded.any())
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_stress_scene(seed):
     res = run_scene(seed)
     print(res.line())
     assert res.error is None, res.line()
     assert not res.intersecting and not res.failed, res.line()
-    assert res.unconverged == 0, res.line()
+    assert res.unconverged == 0 or _may_stall(make_scene(seed).model), res.line()
     assert res.steps == make_scene(seed).steps and res.updates > 0
 
 
