@@ -438,13 +438,47 @@ def _face_demo_arguments(demo) -> None:
                            "NVIDIA GPU: pip install 'ipcsim[gpu]')")
 
 
+def _result_parsers(sub, debug) -> None:
+    """The sub-commands that read a finished run's directory: render, plot, export."""
+    render = sub.add_parser("render", parents=[debug], help="(re)render a finished run's preview",
+                            description="Render OUT/frames into OUT/preview.png and preview.mp4 (or .gif).")
+    render.add_argument("out", metavar="OUT", help="output directory of a run")
+    render.add_argument("--max-frames", type=int, default=80, help="movie frames at most (default 80)")
+    render.set_defaults(func=_render)
+
+    plot = sub.add_parser("plot", parents=[debug], help="plot forces and contact pairs of finished runs (PNG)",
+                          description="Plot the contact force (x, y, z; friction dashed) on one body and the "
+                                      "number of contact pairs over time from OUT/forces.csv and OUT/stats.csv, "
+                                      "one colour per run, into a PNG.")
+    plot.add_argument("out", nargs="+", metavar="OUT", help="output directories of runs (overlaid)")
+    plot.add_argument("--body", metavar="NAME_OR_INDEX",
+                      help="collision body whose force is plotted: its name or index (default 0)")
+    plot.add_argument("-o", "--output", metavar="FILE.png",
+                      help="the PNG (default OUT/forces.png for one run, ./forces.png for several)")
+    plot.add_argument("--labels", metavar="A,B,...", help="legend names, one per run (default the directory names)")
+    plot.set_defaults(func=_plot)
+
+    export = sub.add_parser("export", parents=[debug], help="export a run's frames as USD, ParaView PVD or OBJ",
+                            description="Export a run's surface frames as an animation (docs/export.md): one USD "
+                                        "stage (time-sampled mesh per body; needs usd-core), a ParaView collection "
+                                        "(.pvd over VTU frames, times in seconds) or an OBJ sequence.")
+    export.add_argument("out", metavar="OUT", help="output directory of a run")
+    export.add_argument("--format", required=True, choices=("usd", "pvd", "obj"), help="usd, pvd or obj")
+    export.add_argument("-o", "--output", metavar="PATH", help="the .usd/.usda/.usdc or .pvd file, or the OBJ "
+                                                                "folder (default OUT/export/<scene name>.usd|.pvd, "
+                                                                "OUT/export/obj)")
+    export.add_argument("--up", choices=("y", "z"), default="y",
+                        help="up axis of the export (default y, ipcsim's; z rotates (x, y, z) -> (x, -z, y))")
+    export.set_defaults(func=_export)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``ipcsim`` (sub-commands run, demo, sweep, render, plot, info)."""
+    """The argument parser of ``ipcsim`` (sub-commands run, demo, sweep, render, plot, export, info)."""
     debug = _Parser(add_help=False)
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show tracebacks instead of one-line errors")
     parser = _Parser(prog="ipcsim", description="Incremental Potential Contact simulation: "
-                                     "intersection- and inversion-free soft and stiff bodies.", parents=[debug])
+                                     "intersection-free soft and stiff bodies (inversion-free: see the README, Inversion).", parents=[debug])
     parser.set_defaults(debug=False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -496,36 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     sweep.set_defaults(func=_sweep)
 
-    render = sub.add_parser("render", parents=[debug], help="(re)render a finished run's preview",
-                            description="Render OUT/frames into OUT/preview.png and preview.mp4 (or .gif).")
-    render.add_argument("out", metavar="OUT", help="output directory of a run")
-    render.add_argument("--max-frames", type=int, default=80, help="movie frames at most (default 80)")
-    render.set_defaults(func=_render)
-
-    plot = sub.add_parser("plot", parents=[debug], help="plot forces and contact pairs of finished runs (PNG)",
-                          description="Plot the contact force (x, y, z; friction dashed) on one body and the "
-                                      "number of contact pairs over time from OUT/forces.csv and OUT/stats.csv, "
-                                      "one colour per run, into a PNG.")
-    plot.add_argument("out", nargs="+", metavar="OUT", help="output directories of runs (overlaid)")
-    plot.add_argument("--body", metavar="NAME_OR_INDEX",
-                      help="collision body whose force is plotted: its name or index (default 0)")
-    plot.add_argument("-o", "--output", metavar="FILE.png",
-                      help="the PNG (default OUT/forces.png for one run, ./forces.png for several)")
-    plot.add_argument("--labels", metavar="A,B,...", help="legend names, one per run (default the directory names)")
-    plot.set_defaults(func=_plot)
-
-    export = sub.add_parser("export", parents=[debug], help="export a run's frames as USD, ParaView PVD or OBJ",
-                            description="Export a run's surface frames as an animation (docs/export.md): one USD "
-                                        "stage (time-sampled mesh per body; needs usd-core), a ParaView collection "
-                                        "(.pvd over VTU frames, times in seconds) or an OBJ sequence.")
-    export.add_argument("out", metavar="OUT", help="output directory of a run")
-    export.add_argument("--format", required=True, choices=("usd", "pvd", "obj"), help="usd, pvd or obj")
-    export.add_argument("-o", "--output", metavar="PATH", help="the .usd/.usda/.usdc or .pvd file, or the OBJ "
-                                                                "folder (default OUT/export/<scene name>.usd|.pvd, "
-                                                                "OUT/export/obj)")
-    export.add_argument("--up", choices=("y", "z"), default="y",
-                        help="up axis of the export (default y, ipcsim's; z rotates (x, y, z) -> (x, -z, y))")
-    export.set_defaults(func=_export)
+    _result_parsers(sub, debug)
 
     info = sub.add_parser("info", parents=[debug], help="describe a scene and check it",
                           description="Print a scene's bodies, sizes and parameters and its sanity check "

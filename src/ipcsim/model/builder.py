@@ -345,6 +345,29 @@ class ModelBuilder:
             raise ValueError(f"{what}: the selection holds no vertex of body {body}")
         return sel
 
+    def _add_node_motions(self, control: Control, x: np.ndarray, mass: np.ndarray, offsets: np.ndarray,
+                          obs_offsets: np.ndarray) -> None:
+        """Append to control the Dirichlet sets' motions, the grippers' and the Neumann loads; offsets
+        (bodies + 1,) and obs_offsets (obstacles + 1,) index the nodes of x (n, 3) [m] and mass (n,) [kg]."""
+        for body, sel, *motion in self._dirichlet:
+            idx = sel + offsets[body]
+            if len(motion) == 1:  # keyframes
+                control.motions.append(KeyframedMotion(idx, motion[0].times, motion[0].positions))
+                continue
+            vel, ang, center, trange = motion
+            kind = BoundingBoxStepMotion if isinstance(center, str) else PrescribedMotion
+            control.motions.append(kind(idx, vel, ang, _center(center, x[idx]), trange, obstacle=False))
+        if self._grippers:
+            from .gripper import check_disjoint, gripper_motions
+
+            carried = [gripper_motions(g, offsets, obs_offsets, x) for g in self._grippers]
+            check_disjoint(carried)
+            control.motions.extend(m for motions in carried for m in motions)
+        for body, sel, value, trange, per_mass in self._neumann:
+            idx = sel + offsets[body]
+            force = mass[idx, None] * value if per_mass else value
+            control.loads.append(NeumannLoad(idx, force, trange))
+
     def finalize(self) -> tuple[Model, State]:
         """Build the Model and the initial State."""
         if not self._bodies:
@@ -396,24 +419,7 @@ class ModelBuilder:
                 control.motions.append(kind(
                     np.arange(obs_offsets[j], obs_offsets[j + 1]), o.linear_velocity, o.angular_velocity,
                     o.center, o.time_range, obstacle=True))
-        for body, sel, *motion in self._dirichlet:
-            idx = sel + offsets[body]
-            if len(motion) == 1:  # keyframes
-                control.motions.append(KeyframedMotion(idx, motion[0].times, motion[0].positions))
-                continue
-            vel, ang, center, trange = motion
-            kind = BoundingBoxStepMotion if isinstance(center, str) else PrescribedMotion
-            control.motions.append(kind(idx, vel, ang, _center(center, x[idx]), trange, obstacle=False))
-        if self._grippers:
-            from .gripper import check_disjoint, gripper_motions
-
-            carried = [gripper_motions(g, offsets, obs_offsets, x) for g in self._grippers]
-            check_disjoint(carried)
-            control.motions.extend(m for motions in carried for m in motions)
-        for body, sel, value, trange, per_mass in self._neumann:
-            idx = sel + offsets[body]
-            force = mass[idx, None] * value if per_mass else value
-            control.loads.append(NeumannLoad(idx, force, trange))
+        self._add_node_motions(control, x, mass, offsets, obs_offsets)
         mesh = CollisionMesh.concatenate(meshes, full_offsets=np.concatenate([offsets[:-1], obs_offsets[:-1]]))
         mesh.planes = list(self._planes)
         if self._no_self_contact:
@@ -425,9 +431,9 @@ class ModelBuilder:
         model = Model(x.copy(), tets, dm_inv, volume, mu, lam, mass, fixed, mesh, self.gravity.copy(),
                       [(name, np.concatenate(idx)) for name, idx in groups.items()], young, is_obstacle, control,
                       *_embedded_maps(self._bodies, meshes, mass, np.concatenate([offsets[:-1], obs_offsets[:-1]])),
+                      prevent_inversion=prevent,
                       damping_stiffness=np.repeat([b.damping_stiffness for b in self._bodies],
                                                   [len(b.tets) for b in self._bodies]).astype(np.float64))
-        model.prevent_inversion = prevent
         v = np.zeros_like(x)
         for b, o in zip(self._bodies, offsets):
             r = b.vertices - (b.vertices.mean(axis=0) if b.embedded is None else b.embedded.centroid)
