@@ -477,8 +477,8 @@ def build_parser() -> argparse.ArgumentParser:
     debug = _Parser(add_help=False)
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show tracebacks instead of one-line errors")
-    parser = _Parser(prog="ipcsim", description="Incremental Potential Contact simulation: "
-                                     "intersection-free soft and stiff bodies (inversion-free: see the README, Inversion).", parents=[debug])
+    parser = _Parser(prog="ipcsim", description="Incremental Potential Contact simulation: intersection-free soft "
+                                                "and stiff bodies (inversion: see the README).", parents=[debug])
     parser.set_defaults(debug=False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
