@@ -30,6 +30,7 @@ from ..energies.tet_blocks import (HW_H, HW_STRIDE, deformation_gradient_into, h
                                    shape_gradients_into, tet_gradient_into, tet_hessian_from_dpdf_into,
                                    tet_hessian_from_eigensystem_into)
 from ..energies.neohookean import J_FLOOR, max_step_keeping_orientation
+from ..geometry.surface import tet_signed_volumes
 from ..jit import current_threads, dynamic_schedule, twin
 from ..model import Model
 from ..model.core import DEFAULT_INVERSION
@@ -398,12 +399,9 @@ class ElasticTerm:
     def volume_ratios(self, x: np.ndarray) -> np.ndarray:
         """det F (m,) [1] of every tet in model order at positions x (n, 3) [m]: its current over its rest volume
         (<= 0: degenerate or inverted)."""
-        t = self.model.tets
-        if len(t) == 0:
+        if len(self.model.tets) == 0:
             return np.zeros(0)
-        x0 = x[t[:, 0]]
-        e1, e2, e3 = x[t[:, 1]] - x0, x[t[:, 2]] - x0, x[t[:, 3]] - x0
-        return np.einsum("ij,ij->i", np.cross(e1, e2), e3) * self._det_dm_inv
+        return 6.0 * tet_signed_volumes(x, self.model.tets) * self._det_dm_inv  # det Ds = 6 V
 
     def inversion_stats(self, x: np.ndarray) -> tuple[int, float]:
         """(number of tets with det F <= 0, smallest det F (inf without tets)) at positions x (n, 3) [m]."""
