@@ -1,4 +1,4 @@
-"""Running a face scene (``scene.face_scene``, format ipcsim-face/1) into the usual output directory:
+"""Running a face scene (``face.scene``, format ipcsim-face/1) into the usual output directory:
 
     OUT/scene.json                 the resolved face scene (``ipcsim run OUT/scene.json`` runs it again)
     OUT/frames/surface_%05d.ply    the collision proxy (the lips and the skin around them) of each frame run,
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import io_frames
-from .runner import frame_path, prepare_output
+from .. import io_frames
+from ..runner import frame_path, prepare_output
 
 STATS_COLUMNS = ("frame", "sequence_frame", "iterations", "bone_iterations", "line_search_steps", "converged",
                  "stalled", "energy", "n_contacts", "min_distance", "n1", "n2", "nc_mean", "nc_max", "fallbacks",
@@ -44,7 +44,7 @@ class FaceRunResult:
 def lip_sides(model) -> np.ndarray:
     """(p,) int32 per proxy vertex: 0 above, 1 below the line through the mouth corners (the extreme-x vertices
     of the proxy's boundary loop nearest the lips' centre): the upper and lower lip sides, for colouring."""
-    from .geometry.face_mesh import boundary_loops
+    from ..geometry.shell_mesh import boundary_loops
 
     s = np.asarray(model.proxy_vertices, np.float64)
     lips = np.r_[model.info.get("lip_upper", []), model.info.get("lip_lower", [])].astype(np.int64)

@@ -4,7 +4,7 @@
      "contact": {"dhat_rel": 1e-3}, "output": {"render": true}}
 
 ``ipcsim run FILE.json`` dispatches on "format" (``scene.loader.load_scene`` returns a ``FaceScene`` for this
-format) and runs the frames with ``solvers.face_pd.FacePDSolver`` (``ipcsim.face_runner``). Keys (all optional
+format) and runs the frames with ``face.solver.FacePDSolver`` (``ipcsim.face.runner``). Keys (all optional
 but "format"; docs/face.md):
 
 - name: the run's name (default the file's stem);
@@ -13,7 +13,7 @@ but "format"; docs/face.md):
 - every: run every k-th frame of that range (each frame starts from the previous one's equilibrium);
 - solver: the global-step solver, "direct", "pcg", "schur" or "woodbury";
 - device: where the dense algebra of "schur" / "woodbury" runs, "cpu" (default) or "gpu" (CuPy on an NVIDIA GPU;
-  ``solvers.dense_device``; refused with the other solvers, and where CuPy or a GPU is missing);
+  ``face.dense_device``; refused with the other solvers, and where CuPy or a GPU is missing);
 - contact: ``FaceContact``'s enabled, dhat [m] (null: dhat_rel times the proxy's rest bounding-box diagonal),
   dhat_rel [1], kappa [Pa] (null: the mean shape-targeting stiffness), convergent;
 - x2: null (the exact collision-aware set: every node of a tet holding a proxy vertex) or {"radius": r [m],
@@ -31,8 +31,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import scene_error
-from .face_sequence import N_FRAMES
+from ..errors import scene_error
+from .sequence import N_FRAMES
 
 FACE_FORMAT = "ipcsim-face/1"
 SIZES = ("small", "large")
@@ -81,7 +81,7 @@ class FaceScene:
 
     def check_device(self) -> None:
         """SceneError naming "device" when it is "gpu" and CuPy or a CUDA GPU is missing (imports CuPy then)."""
-        from ..solvers.dense_device import DeviceError, dense_backend
+        from .dense_device import DeviceError, dense_backend
 
         try:
             dense_backend(self.data["device"])
@@ -91,8 +91,8 @@ class FaceScene:
     def build(self) -> FaceSimulation:
         """Load the face and set up its solver (the proxy's rest state is checked intersection-free). Raises
         SceneError naming "face" when the large face's ICT files cannot be read, "device" as ``check_device``."""
-        from ..solvers.face_pd import FaceContact, FacePDSolver, predict_collision_aware_vertices
-        from .face_data import load_face
+        from .solver import FaceContact, FacePDSolver, predict_collision_aware_vertices
+        from .data import load_face
 
         d = self.data
         self.check_device()
