@@ -45,8 +45,8 @@ def load_simulation(path, end_time=None, dt=None, volume=None, render=None):
 
 def _build_scene(scene, path, end_time=None, dt=None, volume=None, render=None):
     """``load_simulation`` after loading: override and build the loaded ``Scene``."""
-    from .scene import Scene
     from .face.scene import FaceScene
+    from .scene import Scene
 
     if isinstance(scene, FaceScene):
         raise _UserError(f"{path}: a face scene ({scene.data['format']}) runs with 'ipcsim run' only")
@@ -128,8 +128,8 @@ def _render_preview(sim, out: Path, args) -> int:
 
 # ----------------------------------------------------------------------------------------------- commands
 def _run(args) -> int:
-    from .scene import load_scene
     from .face.scene import FaceScene
+    from .scene import load_scene
 
     _positive("--dt", args.dt)
     _positive("--end-time", args.end_time)
@@ -404,8 +404,8 @@ def _kappa_rule(solver) -> str:
 
 
 def _info(args) -> int:
-    from .scene import load_scene
     from .face.scene import FaceScene
+    from .scene import load_scene
 
     scene = load_scene(args.scene)
     if isinstance(scene, FaceScene):

@@ -21,7 +21,9 @@ but "format"; docs/face.md):
   scene's frames (contacts outside it are solved directly, counted in stats.csv's fallbacks);
 - tol [1] (relative to the proxy's rest bounding-box diagonal), max_iterations: per frame;
 - output: volume (also write the simulation mesh as frames/volume_*.vtu), render (preview.png and movie), view
-  (the preview's camera: azimuth_deg, elevation_deg; default in front of the face, slightly from its left).
+  (the preview's camera: azimuth_deg, elevation_deg; default in front of the face, slightly from above),
+  preview_bodies (the bodies of the frames the preview draws, of "upper lip", "lower lip" (the collision
+  proxy) and "skin"; default ["skin"]: the face, which covers the proxy embedded just under it).
 
 Every problem is a ``SceneError`` with one line naming the file and the key.
 """
@@ -42,7 +44,8 @@ DENSE_SOLVERS = ("schur", "woodbury")  # the solvers whose dense algebra "device
 DEFAULTS = {"face": "small", "frames": "all", "every": 1, "solver": "woodbury", "device": "cpu",
             "contact": {"enabled": True, "dhat": None, "dhat_rel": 1e-3, "kappa": None, "convergent": True},
             "x2": None, "tol": 1e-4, "max_iterations": 200,
-            "output": {"volume": False, "render": False, "view": {"azimuth_deg": 155.0, "elevation_deg": 15.0}}}
+            "output": {"volume": False, "render": False, "view": {"azimuth_deg": 180.0, "elevation_deg": 10.0},
+                       "preview_bodies": ["skin"]}}
 _TOP = ("format", "name", *DEFAULTS)
 
 
@@ -145,7 +148,20 @@ def _resolve(raw, source: str) -> dict:
     _known(out, DEFAULTS["output"], ["output"], source)
     d["output"] = {k: _boolean(out.get(k, DEFAULTS["output"][k]), f"output.{k}", source) for k in ("volume", "render")}
     d["output"]["view"] = _view(out.get("view", {}), source)
+    d["output"]["preview_bodies"] = _bodies(out.get("preview_bodies", DEFAULTS["output"]["preview_bodies"]),
+                                            source)
     return d
+
+
+def _bodies(raw, source: str) -> list:
+    """A non-empty list of distinct body names of the face run's frames (``runner.BODY_NAMES``)."""
+    from .runner import BODY_NAMES
+
+    if not isinstance(raw, list) or not raw or len(set(map(str, raw))) != len(raw) or any(
+            b not in BODY_NAMES for b in raw):
+        raise scene_error(source, "output.preview_bodies", f"expected a list of distinct names of "
+                                                           f"{', '.join(map(repr, BODY_NAMES))}, got {raw!r}")
+    return list(raw)
 
 
 def _x2(raw, source: str):
