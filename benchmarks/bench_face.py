@@ -1,7 +1,7 @@
 """The face solver's per-frame timing table (issue #14 item 6; 000 Table 1) and the Woodbury speedup.
 
-The ICT face (``scene.face_ict.build_face``; large: 51,840 vertices, 279,180 tets) with the automatic x2
-(``face_regions.collision_aware_vertices``: the nodes of the tets that embed the collision proxy, so no contact
+The ICT face (``face.ict.build_face``; large: 51,840 vertices, 279,180 tets) with the automatic x2
+(``face.regions.collision_aware_vertices``: the nodes of the tets that embed the collision proxy, so no contact
 leaves it), over a contiguous window of the shipped 50-frame sequence in which the lips touch. The frames before
 the window are solved once ('woodbury') and every configuration starts from that same equilibrium
 (``FacePDSolver.start_from``). All configurations are built first; then each frame is run by all of them back
@@ -14,7 +14,7 @@ to back, so that changes of the machine's load during the run hit them alike:
 * diamond: Woodbury update on the n_c touched vertices (000 Eq. 9-11);
 * triangle and diamond again with the barrier stiffness kappa x10 (000: CG nearly doubles, the direct method not);
 * with ``--device gpu``: square gpu and diamond gpu, the same solvers with their dense algebra on the GPU (CuPy;
-  ``solvers.dense_device``; square gpu on every window frame), warmed up by one global solve each when built.
+  ``face.dense_device``; square gpu on every window frame), warmed up by one global solve each when built.
 
 Printed: ms per frame (IPC, G-step, CCD, LS, Misc, Total as 000 Table 1), global steps per frame, n1, n2, mean n_c;
 then the ratios triangle/diamond (total and G-step) and diamond at 10 kappa / diamond (with ``--device gpu`` also
@@ -37,8 +37,8 @@ HEAD = ("IPC", "G-step", "CCD", "LS", "Misc", "Total")
 
 
 def load_model(size: str, path: str | None, save: str | None):
-    """The face: read from an .npz written by ``face_data.save_face`` if path is given, else built."""
-    from ipcsim.scene.face_data import load_face, read_face, save_face
+    """The face: read from an .npz written by ``face.data.save_face`` if path is given, else built."""
+    from ipcsim.face.data import load_face, read_face, save_face
 
     t0 = time.perf_counter()
     model = read_face(path) if path else load_face(size)
@@ -53,7 +53,7 @@ def load_model(size: str, path: str | None, save: str | None):
 def make_solver(model, name: str, kappa_scale: float = 1.0, pcg_rtol: float = 1e-12, device: str = "cpu"):
     """(FacePDSolver, seconds to build it): name 'o' (no collision) or a global-step solver name; pcg_rtol: the
     relative residual of 'pcg'; device: where 'schur' / 'woodbury' run their dense algebra ('cpu', 'gpu')."""
-    from ipcsim.solvers.face_pd import FaceContact, FacePDSolver
+    from ipcsim.face.solver import FaceContact, FacePDSolver
 
     t0 = time.perf_counter()
     if name == "o":
@@ -167,7 +167,7 @@ def print_gpu_ratios(rows: dict, first: dict, runs: dict) -> None:
 
 def gpu_name() -> str:
     """The GPU CuPy uses (DeviceError, one line, when CuPy or a GPU is missing)."""
-    from ipcsim.solvers.dense_device import dense_backend
+    from ipcsim.face.dense_device import dense_backend
 
     cupy = dense_backend("gpu").xp
     name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
@@ -177,7 +177,7 @@ def gpu_name() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--size", default="large", choices=("small", "large"))
-    ap.add_argument("--model", help="read the face from this .npz (face_data.save_face) instead of building it")
+    ap.add_argument("--model", help="read the face from this .npz (face.data.save_face) instead of building it")
     ap.add_argument("--save", help="write the built face to this .npz")
     ap.add_argument("--start", type=int, default=3, help="first frame of the window (lips touch from frame 3)")
     ap.add_argument("--frames", type=int, default=5, help="frames in the window")

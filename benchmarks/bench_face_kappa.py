@@ -25,7 +25,7 @@ def main() -> None:
     ap.add_argument("--start", type=int, default=3)
     ap.add_argument("--frames", type=int, default=5)
     args = ap.parse_args()
-    from ipcsim.scene.face_ict import build_face
+    from ipcsim.face.ict import build_face
 
     model = build_face("large")
     seq = model.sequence

@@ -29,7 +29,7 @@ if ! "$PY" -c "import cupy" 2>/dev/null; then
 fi
 step "environment" 60 "$PY" -c "
 import cupy, numba, numpy, scipy, ipcsim
-from ipcsim.solvers.dense_device import dense_backend
+from ipcsim.face.dense_device import dense_backend
 dense_backend('gpu')  # DeviceError here when CuPy sees no GPU
 name = cupy.cuda.runtime.getDeviceProperties(0)['name']
 print('ipcsim', ipcsim.__file__, '| numpy', numpy.__version__, '| scipy', scipy.__version__, '| numba',
@@ -37,7 +37,7 @@ print('ipcsim', ipcsim.__file__, '| numpy', numpy.__version__, '| scipy', scipy.
 step "compile the face kernels" 400 env IPCSIM_COMPILE_PROCESSES=8 "$PY" -c "
 from ipcsim.warmup import prepare_kernels
 print(f'{prepare_kernels(\"face\"):.0f} s')"
-step "GPU tests" 300 "$PY" -m pytest -q -rs -s -p no:cacheprovider tests/solvers/test_pd_global_gpu.py
+step "GPU tests" 300 "$PY" -m pytest -q -rs -s -p no:cacheprovider tests/face/test_global_step_gpu.py
 # shellcheck disable=SC2086  # BENCH_ARGS: several words
 step "bench_face small, CPU" 300 "$PY" benchmarks/bench_face.py --size small ${BENCH_ARGS:-}
 # shellcheck disable=SC2086

@@ -184,3 +184,18 @@ def test_no_import_cycle_between_top_level_parts():
     graph = part_graph(module_graph())
     cycles = find_cycles(graph)
     assert not cycles, "import cycles between the top-level parts of ipcsim:\n" + describe(cycles)
+
+
+def test_the_face_package_sits_below_the_scene_and_above_the_solvers():
+    """``ipcsim.face`` (the face's model, data, scenes, solver and runner) is imported by the scene loader and the
+    CLI only, and imports neither of them (its scene errors come from the bottom module ``ipcsim.errors``); the
+    layers below it (solvers, energies, contact, geometry, model, errors) never import it."""
+    graph = part_graph(module_graph())
+    face = "ipcsim.face"
+    assert face in graph
+    assert not graph[face] & {"ipcsim.scene", "ipcsim.cli"}, sorted(graph[face])
+    users = {part for part, targets in graph.items() if face in targets}
+    below = {"ipcsim.solvers", "ipcsim.energies", "ipcsim.contact", "ipcsim.geometry", "ipcsim.model",
+             "ipcsim.errors", "ipcsim.jit"}
+    assert not users & below, sorted(users & below)
+    assert graph["ipcsim.errors"] == set()

@@ -45,8 +45,8 @@ def load_simulation(path, end_time=None, dt=None, volume=None, render=None):
 
 def _build_scene(scene, path, end_time=None, dt=None, volume=None, render=None):
     """``load_simulation`` after loading: override and build the loaded ``Scene``."""
+    from .face.scene import FaceScene
     from .scene import Scene
-    from .scene.face_scene import FaceScene
 
     if isinstance(scene, FaceScene):
         raise _UserError(f"{path}: a face scene ({scene.data['format']}) runs with 'ipcsim run' only")
@@ -128,8 +128,8 @@ def _render_preview(sim, out: Path, args) -> int:
 
 # ----------------------------------------------------------------------------------------------- commands
 def _run(args) -> int:
+    from .face.scene import FaceScene
     from .scene import load_scene
-    from .scene.face_scene import FaceScene
 
     _positive("--dt", args.dt)
     _positive("--end-time", args.end_time)
@@ -158,7 +158,7 @@ def _face_options(args, what: str, refused) -> None:
 
 def _face_demo(args) -> int:
     """``ipcsim demo face [--frames N] [--solver direct|pcg|schur|woodbury] [--device cpu|gpu]``."""
-    from .demo_face import DEFAULT_FRAMES, demo_scene
+    from .face.demo import DEFAULT_FRAMES, demo_scene
 
     _face_options(args, "demo face", ("--dt", "--end-time", "--resume", "--mode", "--mu", "--setup"))
     frames = DEFAULT_FRAMES if args.frames is None else args.frames
@@ -171,7 +171,7 @@ def _face_demo(args) -> int:
 def _execute_face(scene, args) -> int:
     """Run a ``FaceScene`` into args.output (or ./ipcsim-out/<name>), render if asked, print a summary (the
     kernels compiled up front on a cold cache are the face demo's)."""
-    from .face_runner import frames_summary, run_face
+    from .face.runner import frames_summary, run_face
     from .runner import default_output_dir
     from .warmup import prepare_kernels
 
@@ -404,12 +404,12 @@ def _kappa_rule(solver) -> str:
 
 
 def _info(args) -> int:
+    from .face.scene import FaceScene
     from .scene import load_scene
-    from .scene.face_scene import FaceScene
 
     scene = load_scene(args.scene)
     if isinstance(scene, FaceScene):
-        from .face_runner import describe_face
+        from .face.runner import describe_face
 
         print(describe_face(scene.build(), scene.data))
         return 0

@@ -17,7 +17,7 @@ DEMOS = {
     "pinned-mat": "a heavy cube drops onto a soft mat pinned at two edges (Dirichlet boxes; 0.4 s, 40 steps)",
     "cubes-in-bowl": "two cubes tumble into a static triangle-mesh bowl, friction 0.1 (0.5 s, 50 steps)",
 }
-#: demos built in Python (name -> description): ``ipcsim.demo_grasp``, ``ipcsim.demo_face``
+#: demos built in Python (name -> description): ``ipcsim.demo_grasp``, ``ipcsim.face.demo``
 BUILT_DEMOS = {
     "teddy-grasp": "two soft bubbles grasp, lift and hold a soft teddy bear (Embedded IPC and Drake's bubble "
                    "gripper; 4 s, 200 steps; --setup paper|legacy, --mode full|medium|low, --dt, --mu)",

@@ -4,8 +4,9 @@ importer.
 
 What is read (layout in docs/output.md): OUT/frames/surface_NNNNN.ply (the collision surface of the whole
 scene, per-vertex ``body`` id: the simulated bodies, then the obstacles, in scene order); the bodies' names
-from OUT/forces.csv (as the run wrote them) or OUT/scene.json (``bodies[].name``, ``obstacles[].name``, which
-also tell the obstacles apart); the time step dt and the frame spacing ``every`` from OUT/checkpoint.npz or
+from OUT/forces.csv (as the run wrote them), the first frame's header (``io_frames.read_ply_names``: a face
+run's lips and skin) or OUT/scene.json (``bodies[].name``, ``obstacles[].name``, which also tell the obstacles
+apart); the time step dt and the frame spacing ``every`` from OUT/checkpoint.npz or
 OUT/scene.json (``time.dt``, ``output.every``). Frame k holds the state after k * every steps, so its time is
 t_k = k * every * dt [s] and the frames are 1 / (every * dt) apart; a run without a time step (a face run) is
 given ``DEFAULT_FPS`` frames per second, t_k = k / DEFAULT_FPS.
@@ -175,9 +176,10 @@ def load_run(out) -> RunFrames:
             raise ExportError(f"{out / 'scene.json'}: not a JSON object")
     try:
         _, faces, body = io_frames.read_ply(paths[0], with_body=True)
+        recorded = recorded_names(out) or io_frames.read_ply_names(paths[0])
     except (OSError, ValueError) as exc:
         raise ExportError(f"{paths[0]}: unreadable frame ({exc})") from None
-    names, n_bodies = body_names(data, int(body.max()) + 1 if len(body) else 0, recorded_names(out))
+    names, n_bodies = body_names(data, int(body.max()) + 1 if len(body) else 0, recorded)
     times, fps = frame_times(data, len(paths), run_timing(out))
     name = str((data or {}).get("name") or out.resolve().name or "run")
     return RunFrames(out, name, paths, faces, body, names, n_bodies, times, fps, list_frames(out, "volume"))

@@ -2,7 +2,8 @@
 ``os.replace``): a reader sees a file complete or not at all, even if the run is killed mid-write.
 
 - ``write_ply`` / ``read_ply``: binary little-endian PLY of a triangle surface (double x, y, z and an int ``body`` id
-  per vertex; per face the vertex index list).
+  per vertex; per face the vertex index list); optionally the bodies' names as header comments
+  (``read_ply_names``).
 - ``write_volume_vtu``: tet meshes with per-element fields (meshio's VTU writer).
 - ``write_text``, ``write_json``, ``write_csv``, ``save_npz``: the small files of the output directory.
 - ``atomic_path``: the context manager all of them use; a library that only writes to a path (meshio, ffmpeg)
@@ -86,7 +87,7 @@ _VERTEX_BODY_DTYPE = np.dtype([("x", "<f8", (3,)), ("body", "<i4")])
 
 
 def write_ply(path: str | os.PathLike, vertices: np.ndarray, faces: np.ndarray,
-              body: np.ndarray | None = None) -> None:
+              body: np.ndarray | None = None, names: Sequence[str] | None = None) -> None:
     """Write a triangle surface to a binary little-endian PLY, atomically.
 
     Args:
@@ -94,6 +95,8 @@ def write_ply(path: str | os.PathLike, vertices: np.ndarray, faces: np.ndarray,
         faces: (m, 3) int vertex indices.
         body: optional (n,) int body id per vertex (a vertex property ``int body``; meshio reads it as
             point data, viewers ignore it).
+        names: optional name of each body id (``names[i]`` for id i), one header line ``comment body i NAME``
+            each (``read_ply_names``); a name is one line of printable ASCII. None: no such lines.
     """
     v = np.ascontiguousarray(vertices, dtype="<f8")
     f = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
@@ -101,7 +104,8 @@ def write_ply(path: str | os.PathLike, vertices: np.ndarray, faces: np.ndarray,
         raise ValueError(f"write_ply: vertices must be (n, 3), got shape {v.shape}")
     header = (
         "ply\nformat binary_little_endian 1.0\ncomment written by ipcsim\n"
-        f"element vertex {len(v)}\nproperty double x\nproperty double y\nproperty double z\n"
+        + "".join(f"comment body {i} {_body_name(n)}\n" for i, n in enumerate(names or ()))
+        + f"element vertex {len(v)}\nproperty double x\nproperty double y\nproperty double z\n"
         + ("property int body\n" if body is not None else "")
         + f"element face {len(f)}\nproperty list uchar int vertex_indices\nend_header\n"
     ).encode("ascii")
@@ -147,6 +151,30 @@ def read_ply(path: str | os.PathLike, with_body: bool = False):
     if not with_body:
         return v, faces
     return v, faces, body if body is not None else np.full(nv, -1, np.int64)
+
+
+def _body_name(name: str) -> str:
+    """A body name fit for a PLY header line (ValueError otherwise)."""
+    text = str(name)
+    if not text.strip() or not text.isascii() or not text.isprintable():
+        raise ValueError(f"write_ply: a body name must be one line of printable ASCII, got {text!r}")
+    return text.strip()
+
+
+def read_ply_names(path: str | os.PathLike) -> list[str] | None:
+    """The body names of a PLY written by ``write_ply`` with ``names`` (``comment body i NAME`` lines), in id
+    order ("body<i>" for an id without a line); None when the header names none."""
+    with open(path, "rb") as fh:
+        head = fh.read(65536)
+    marker = b"end_header\n"
+    if not head.startswith(b"ply\n") or marker not in head:
+        raise ValueError(f"{os.fspath(path)}: not a PLY file")
+    found = {}
+    for line in head[:head.index(marker)].decode("ascii", "replace").splitlines():
+        parts = line.split(maxsplit=3)
+        if len(parts) == 4 and parts[:2] == ["comment", "body"] and parts[2].isdigit():
+            found[int(parts[2])] = parts[3]
+    return [found.get(i, f"body{i}") for i in range(max(found) + 1)] if found else None
 
 
 def tet_jacobians(x: np.ndarray, tets: np.ndarray, dm_inv: np.ndarray) -> np.ndarray:

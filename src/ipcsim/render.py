@@ -4,8 +4,9 @@ importable) or OUT/preview.gif (Pillow).
 Drawing: matplotlib's Agg canvas (no display needed), orthographic camera fixed for the whole run (it frames
 the bounding box of every frame), triangles sorted back to front (painter's algorithm) and Lambert-shaded by
 their normals (two-sided, so open obstacle surfaces shade too), one color per body (obstacles grey), half
-spaces from OUT/scene.json drawn as checkered planes behind everything. Long runs are subsampled to at most
-``max_frames`` movie frames.
+spaces from OUT/scene.json drawn as checkered planes behind everything; where OUT/scene.json's output names
+``preview_bodies`` (a face run: its skin), only those bodies are drawn and framed. Long runs are subsampled to
+at most ``max_frames`` movie frames.
 """
 from __future__ import annotations
 
@@ -175,7 +176,8 @@ class Renderer:
 
 def _scene_info(out: Path) -> dict:
     """What rendering needs from OUT/scene.json (absent: defaults)."""
-    info = {"dt": None, "every": 1, "planes": [], "n_bodies": None, "up": (0.0, 1.0, 0.0), "view": None}
+    info = {"dt": None, "every": 1, "planes": [], "n_bodies": None, "up": (0.0, 1.0, 0.0), "view": None,
+            "bodies": None}
     path = out / "scene.json"
     if not path.is_file():
         return info
@@ -187,6 +189,9 @@ def _scene_info(out: Path) -> dict:
     view = data.get("output", {}).get("view")  # a face scene's camera (scene.face_scene)
     if isinstance(view, dict):
         info["view"] = {k: float(view[k]) for k in ("azimuth_deg", "elevation_deg") if k in view}
+    shown = data.get("output", {}).get("preview_bodies")  # a face scene's: the skin, not the lips' proxy
+    if isinstance(shown, list):
+        info["bodies"] = [str(b) for b in shown]
     g = np.asarray(data.get("gravity", [0.0, -9.81, 0.0]), float)
     if np.linalg.norm(g) > 0:
         info["up"] = tuple(-g / np.linalg.norm(g))
@@ -214,6 +219,17 @@ def _codimensional(out: Path, n_vertices: int):
     return mesh.edges[mesh.codim_edges], mesh.codim_vertices
 
 
+def _shown(face_body: np.ndarray, bodies, names) -> np.ndarray:
+    """(m,) bool: the faces to draw, those of the bodies named in ``bodies`` (scene.json's
+    output.preview_bodies; names from the frame's header, ``io_frames.read_ply_names``, or "body<i>"); all when
+    ``bodies`` is None or names none of the frame's bodies."""
+    names = list(names or [])
+    ids = [i for i in range(int(face_body.max()) + 1 if len(face_body) else 0)
+           if (names[i] if i < len(names) else f"body{i}") in (bodies or ())]
+    shown = np.isin(face_body, ids)
+    return shown if shown.any() else np.ones(len(face_body), bool)
+
+
 def render_run(out_dir, max_frames: int = 80, size=(640, 480)) -> list[Path]:
     """Render OUT/frames/surface_*.ply into OUT/preview.png and OUT/preview.mp4 (or .gif); returns the paths
     written. Raises ValueError when the directory holds no frame or frames of different surfaces."""
@@ -226,15 +242,18 @@ def render_run(out_dir, max_frames: int = 80, size=(640, 480)) -> list[Path]:
     info = _scene_info(out)
     v0, f0, vertex_body = io_frames.read_ply(paths[0], with_body=True)
     body = vertex_body[f0[:, 0]] if len(f0) else np.zeros(0, np.int64)
-    lo, hi = v0.min(axis=0) if len(v0) else np.zeros(3), v0.max(axis=0) if len(v0) else np.ones(3)
+    shown = _shown(body, info["bodies"], io_frames.read_ply_names(paths[0]))
+    drawn, body = f0[shown], body[shown]  # the faces drawn and their bodies
+    used = np.arange(len(v0)) if shown.all() else np.unique(drawn)  # the vertices that frame the camera
+    lo, hi = (v0[used].min(axis=0), v0[used].max(axis=0)) if len(used) else (np.zeros(3), np.ones(3))
     frames = []
     for p in paths:
         v, f = io_frames.read_ply(p)
         if v.shape != v0.shape or not np.array_equal(f, f0):
             raise ValueError(f"{p}: its surface differs from {paths[0].name} (vertex count or faces)")
         frames.append(v)
-        if len(v):
-            lo, hi = np.minimum(lo, v.min(axis=0)), np.maximum(hi, v.max(axis=0))
+        if len(used):
+            lo, hi = np.minimum(lo, v[used].min(axis=0)), np.maximum(hi, v[used].max(axis=0))
     renderer = Renderer((lo, hi), body, info["n_bodies"], info["planes"], info["up"], size, info["view"])
     segments, points = _codimensional(out, len(v0))
     step_time = info["dt"] * info["every"] if info["dt"] else None
@@ -243,7 +262,7 @@ def render_run(out_dir, max_frames: int = 80, size=(640, 480)) -> list[Path]:
     def label(i):
         return f"t = {i * step_time:.3f} s" if step_time else f"frame {i}"
 
-    images = [renderer.draw(frames[i], f0, label(int(i)), segments, points) for i in pick]
+    images = [renderer.draw(frames[i], drawn, label(int(i)), segments, points) for i in pick]
     written = [out / "preview.png"]
     from PIL import Image
 

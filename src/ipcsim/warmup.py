@@ -28,7 +28,7 @@ from importlib import resources
 
 #: key of the manifest's kernels common to every demo, used for scenes that are not demos
 COMMON = "*"
-#: demos of another kind of simulation (the face: ``scene.face_scene``), left out of the kernels that time-stepped
+#: demos of another kind of simulation (the face: ``face.scene``), left out of the kernels that time-stepped
 #: scenes which are no demo get; a face scene gets the face demo's
 OTHER_KINDS = ("face",)
 

@@ -20,10 +20,13 @@ def _stats(out):
 
 
 def _intersecting(out) -> list:
-    """Per surface frame of a run: whether the proxy intersects itself (ipctk)."""
+    """Per surface frame of a run: whether the proxy (bodies 0 and 1; body 2, the skin, left out) intersects
+    itself (ipctk)."""
     found = []
     for p in frames_of(out):
-        v, f = read_ply(p)
+        v, f, body = read_ply(p, with_body=True)
+        f = f[body[f[:, 0]] < 2]
+        v = v[:f.max() + 1]  # the proxy's vertices come first
         found.append(bool(ipctk.has_intersections(ipctk.CollisionMesh(v, ipctk.edges(f), f), v)))
     return found
 
@@ -50,7 +53,7 @@ def test_demo_writes_frames_and_stats_intersection_free(demo_run):
     paths = frames_of(demo_run)
     assert [p.name for p in paths] == ["surface_00000.ply", "surface_00001.ply"]
     (v0, f0, b0), (v1, f1) = read_ply(paths[0], with_body=True), read_ply(paths[1])
-    assert np.array_equal(f0, f1) and set(np.unique(b0)) == {0, 1}  # the upper and the lower lip side
+    assert np.array_equal(f0, f1) and set(np.unique(b0)) == {0, 1, 2}  # the upper and lower lip side, the skin
     assert np.abs(v1 - v0).max() > 1e-3  # the lips moved (mm), ...
     rows = _stats(demo_run)
     assert [r["sequence_frame"] for r in rows] == ["0", "3"] and all(r["converged"] == "1" for r in rows)
@@ -60,6 +63,34 @@ def test_demo_writes_frames_and_stats_intersection_free(demo_run):
     scene = json.loads((demo_run / "scene.json").read_text())
     assert scene["format"] == "ipcsim-face/1" and scene["frames"] == [0, 3] and scene["solver"] == "woodbury"
     assert not (demo_run / "preview.png").exists()
+
+
+def test_demo_frames_carry_the_skin(demo_run):
+    """Body 2 of every frame is the skin (the outer layer of the simulation mesh, ``face.runner.skin_surface``:
+    540 of the small face's 1,620 vertices, 990 triangles) at the solver's positions, after the proxy, which is
+    the same as without the skin: the frames are the solver's own states, frames 0 and 3."""
+    from ipcsim.export import load_run
+    from ipcsim.face import FacePDSolver, load_face
+    from ipcsim.face.runner import skin_surface
+    from ipcsim.io_frames import read_ply_names
+
+    model = load_face("small")
+    skin_vertices, skin_faces = skin_surface(model)
+    assert (len(skin_vertices), len(skin_faces)) == (540, 990)
+    solver, p = FacePDSolver(model, "woodbury"), len(model.proxy_vertices)
+    frames = []
+    for k, path in enumerate(frames_of(demo_run)):
+        v, f, body = read_ply(path, with_body=True)
+        assert read_ply_names(path) == ["upper lip", "lower lip", "skin"]
+        assert np.flatnonzero(body == 2).tolist() == list(range(p, p + 540))
+        assert np.array_equal(f[body[f[:, 0]] == 2], skin_faces + p)
+        solver.frame(model.sequence[3 * k])
+        assert np.array_equal(v[:p], model.proxy_map.apply(solver.x))  # the proxy, bit for bit
+        assert np.array_equal(v[p:], solver.x[skin_vertices])
+        frames.append(v[p:])
+    assert np.abs(frames[1] - frames[0]).max() > 1e-3  # the skin moved (mm)
+    run = load_run(demo_run)  # exports and the viewer name the bodies from the frames' header
+    assert run.names == ["upper lip", "lower lip", "skin"] and run.n_bodies == 3
 
 
 def test_scene_file_runs_the_same_frames(tmp_path, cli, demo_run):
@@ -129,6 +160,8 @@ def test_demo_errors_are_one_line(tmp_path, cli, argv, expected):
     ({"contact": {"dhat": -1}}, "face.json: contact.dhat: expected a positive finite number or null"),
     ({"contact": {"kapa": 1}}, "face.json: contact.kapa: unknown key 'kapa'"),
     ({"output": {"render": "yes"}}, "face.json: output.render: expected true or false"),
+    ({"output": {"preview_bodies": ["lips"]}}, "face.json: output.preview_bodies: expected a list of distinct "
+                                               "names of 'upper lip', 'lower lip', 'skin', got ['lips']"),
 ])
 def test_scene_errors_name_the_key(tmp_path, cli, changes, expected):
     out = tmp_path / "out"

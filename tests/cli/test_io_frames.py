@@ -26,6 +26,23 @@ def test_ply_round_trip_with_and_without_body(tmp_path, rng):
     assert np.array_equal(m.point_data["body"], body)
 
 
+def test_ply_body_names_in_the_header(tmp_path, rng):
+    v, f, body = rng.standard_normal((6, 3)), rng.integers(0, 6, (4, 3)), np.array([0, 0, 1, 1, 2, 2])
+    io_frames.write_ply(tmp_path / "named.ply", v, f, body, ["upper lip", "lower lip", "skin"])
+    assert io_frames.read_ply_names(tmp_path / "named.ply") == ["upper lip", "lower lip", "skin"]
+    v2, f2, b2 = io_frames.read_ply(tmp_path / "named.ply", with_body=True)
+    assert np.array_equal(v2, v) and np.array_equal(f2, f) and np.array_equal(b2, body)
+    io_frames.write_ply(tmp_path / "plain.ply", v, f, body)  # without names: no comment lines, None back
+    assert io_frames.read_ply_names(tmp_path / "plain.ply") is None
+    assert b"comment body" not in (tmp_path / "plain.ply").read_bytes()
+    import meshio  # an independent reader still reads the named file
+
+    assert np.array_equal(meshio.read(tmp_path / "named.ply").point_data["body"], body)
+    with pytest.raises(ValueError, match="one line of printable ASCII"):
+        io_frames.write_ply(tmp_path / "bad.ply", v, f, body, ["a", "two\nlines"])
+    assert not (tmp_path / "bad.ply").exists()
+
+
 def test_failed_write_leaves_the_old_file(tmp_path):
     path = tmp_path / "x.json"
     io_frames.write_json(path, {"a": 1})

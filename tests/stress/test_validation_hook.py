@@ -142,8 +142,8 @@ def test_the_ipctk_twin_keeps_obstacle_pairs_and_no_self_contact_apart():
 
 
 def test_the_face_solver_calls_the_hook():
-    from ipcsim.scene.face_flaps import two_flaps
-    from ipcsim.solvers.face_pd import FacePDSolver
+    from ipcsim.face.flaps import two_flaps
+    from ipcsim.face.solver import FacePDSolver
 
     model = two_flaps(resolution=(6, 3, 2), frames=2)
     solver = FacePDSolver(model, "direct", tol=1e-6)

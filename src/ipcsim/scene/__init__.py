@@ -6,7 +6,7 @@
 
 Errors in a scene are ``SceneError`` (a ValueError) with one line naming the file and the key path.
 """
-from .errors import SceneError
+from ..errors import SceneError
 from .loader import Scene, load_scene
 from .schema import SCENE_FORMAT, SCHEMA, validate
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..model.control import rotation_matrix
 from ..model.control import rotation_xyz as _rotation_xyz
-from .errors import IPCScriptWarning
+from ..errors import IPCScriptWarning
 from .ipc_animation import plan_animation
 from .mesh_files import MeshFileError, read_keyframe, read_mesh_data, read_seg
 from .placement import place, select_in_box, world_box

@@ -53,7 +53,7 @@ import os
 import warnings
 from pathlib import Path
 
-from .errors import IPCScriptWarning, SceneError
+from ..errors import IPCScriptWarning, SceneError
 from .ipc_animation import refusal
 from .ipc_script_lines import MeshCO, ScriptLine, Shape, read_script_lines
 

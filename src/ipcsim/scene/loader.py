@@ -16,8 +16,8 @@ import numpy as np
 from ..energies.neohookean import rest_shape_data
 from .bodies import add_body, add_conditions, resolve_body
 from .common import DEFAULTS, Geometry, abs_path, accepts, filled, time_range
-from .errors import SceneError, key_path, scene_error
-from .face_scene import FACE_FORMAT, FaceScene
+from ..errors import SceneError, key_path, scene_error
+from ..face.scene import FACE_FORMAT, FaceScene
 from .generated import generated_mesh
 from .mesh_files import (MeshFileError, closed_surface, read_body_mesh, read_coarse_mesh, read_keyframe,
                          read_mesh_data, read_solid_mesh)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ..model.core import INVERSION_MODES
-from .errors import SceneError, key_path, scene_error
+from ..errors import SceneError, key_path, scene_error
 
 SCENE_FORMAT = "ipcsim-scene/1"
 MATERIAL_MODELS = ("NH", "SNH", "FCR", "LCR", "LCR_LAGGED", "LE")

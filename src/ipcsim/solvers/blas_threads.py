@@ -3,7 +3,7 @@
 On the shared 2-core development machine (load ~4 from other jobs) OpenBLAS's threaded Cholesky of a 252 x 252
 SPD matrix took 260-390 ms against 0.35 ms on one thread (scipy 1.17, scipy_openblas; from n ~ 128 up, where
 OpenBLAS starts its threads): its workers spin-wait for a core that another process holds. The dense Schur and
-Woodbury global steps (``pd_global``) therefore run their LAPACK calls inside ``blas_threads(1)`` on machines
+Woodbury global steps (``face.global_step``) therefore run their LAPACK calls inside ``blas_threads(1)`` on machines
 with fewer than 4 cores (``dense_threads``).
 
 The libraries are found in /proc/self/maps (Linux) by name ("openblas") and driven through their exported

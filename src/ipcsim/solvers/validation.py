@@ -4,7 +4,7 @@ moves the collision surface along a collision-free straight path (001 §3), and 
     with validate_updates(check):          # check(mesh, xs0, xs1), e.g. an independent CCD (tests/stress)
         solver.step(state, new, None, h)
 
-The Newton solvers (``newton.NewtonSolver``) and the face solver (``face_pd.FacePDSolver``) call ``hook`` after
+The Newton solvers (``newton.NewtonSolver``) and the face solver (``face.solver.FacePDSolver``) call ``hook`` after
 every accepted update with the collision mesh (``geometry.collision_mesh.CollisionMesh``) and the surface positions
 before and after it, xs0 and xs1 (n_surface, 3) [m]: the straight path xs0 + t (xs1 - xs0), t in [0, 1], is the
 one the step's CCD bounded. The chord between two time steps is not what IPC guarantees (a spinning body's chord

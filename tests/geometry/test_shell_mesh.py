@@ -1,11 +1,11 @@
-"""The shell construction of geometry.face_mesh and the actuation targets of geometry.shape_targets, on a
+"""The shell construction of geometry.shell_mesh and the actuation targets of geometry.shape_targets, on a
 synthetic patch: a spherical cap with a thin slit (two "lips" 0.5 mm apart at the middle, joined at the corners)."""
 import numpy as np
 import pytest
 
 from ipcsim.contact.intersection import find_intersections
 from ipcsim.geometry.collision_mesh import CollisionMesh
-from ipcsim.geometry.face_mesh import (annulus_grid, annulus_map, boundary_loops, extrude_shell, prism_tets,
+from ipcsim.geometry.shell_mesh import (annulus_grid, annulus_map, boundary_loops, extrude_shell, prism_tets,
                                        smooth_unit, tilt_towards_normals, vertex_normals)
 from ipcsim.geometry.shape_targets import HarmonicExtension, actuation_targets, symmetric_factor
 from ipcsim.geometry.surface import boundary_faces, tet_signed_volumes

@@ -14,7 +14,7 @@ pressure [Pa]) on the proxy s = W x (p, 3) [m] (``FaceModel.proxy_map``). Each i
 2. constraint set on s (static broad phase at the frame's first iterate, afterwards the set the line search
    built at the accepted point), barrier gradient W^T grad B(s) and PSD-projected Hessian W^T H_B(s) W
    ('analytic' per-stencil projection), restricted to the free dofs;
-3. global step: (K (x) I_3 + B_ff) p = -g (000 Eq. 4) by the chosen ``pd_global`` solver ('direct', 'pcg',
+3. global step: (K (x) I_3 + B_ff) p = -g (000 Eq. 4) by the chosen ``global_step`` solver ('direct', 'pcg',
    'schur', 'woodbury': the same p up to round-off);
 4. stop when ||p||_inf < tol * (proxy bounding-box diagonal at rest);
 5. CCD on (W x, W (x + p)) (additive CCD; W is linear, so straight vertex paths), alpha_max;
@@ -56,9 +56,9 @@ from ..contact.intersection import find_intersections
 from ..contact.stiffness import minimum_distance_squared
 from ..energies import shape_targeting as st
 from ..geometry.collision_mesh import CollisionMesh
-from . import validation
-from .face_regions import collision_aware_vertices, contact_prone_proxy
-from .pd_global import make_global_solver
+from ..solvers import validation
+from .global_step import make_global_solver
+from .regions import collision_aware_vertices, contact_prone_proxy
 
 
 @dataclass
@@ -127,11 +127,11 @@ class FacePDSolver:
 
     Args:
         model: the ``FaceModel``; solver: global-step solver name ('direct', 'pcg', 'schur', 'woodbury') or a
-        ``pd_global.GlobalSolver``; contact: ``FaceContact``; tol: stopping rule relative to the proxy's rest
+        ``global_step.GlobalSolver``; contact: ``FaceContact``; tol: stopping rule relative to the proxy's rest
         bounding-box diagonal; max_iterations: per frame; x2: collision-aware simulation-vertex ids (None:
-        ``face_regions.collision_aware_vertices(model, rings=x2_rings)``); backend: ``linear.Factorization``
+        ``regions.collision_aware_vertices(model, rings=x2_rings)``); backend: ``linear.Factorization``
         backend; pcg_rtol: relative residual of 'pcg'; device: where the dense algebra of 'schur' / 'woodbury' runs,
-        'cpu' (default) or 'gpu' (CuPy; ``pd_global``, ``dense_device``: DeviceError without CuPy or a GPU).
+        'cpu' (default) or 'gpu' (CuPy; ``global_step``, ``dense_device``: DeviceError without CuPy or a GPU).
     Attributes: x (n, 3) [m] the current equilibrium (the rest shape at construction), n1, n2.
     """
 
@@ -358,7 +358,7 @@ def predict_collision_aware_vertices(model, radius: float, rings: int = 1, seque
     """An automatic x2 smaller than the whole proxy's footprint (000 marks it by hand): solve the animation
     (frames, K) (None: the model's sequence) once without collision handling (PD with the constant factor only:
     cheap), keep the proxy vertices that come within radius [m] of another proxy primitive in some frame (or cross
-    it: ``face_regions.contact_prone_proxy``), and take the nodes of their tets grown by ``rings``.
+    it: ``regions.contact_prone_proxy``), and take the nodes of their tets grown by ``rings``.
 
     Penetrating parts of the contact-free run can be deeper than radius, and the contact run deforms differently,
     so a later contact may still leave this x2: the Schur/Woodbury steps then solve directly (exact, counted in

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from ipcsim.solvers.pd_global import SOLVERS, make_global_solver, touched_vertices
+from ipcsim.face.global_step import SOLVERS, make_global_solver, touched_vertices
 
 NAMES = list(SOLVERS)
 

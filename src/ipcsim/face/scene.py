@@ -4,7 +4,7 @@
      "contact": {"dhat_rel": 1e-3}, "output": {"render": true}}
 
 ``ipcsim run FILE.json`` dispatches on "format" (``scene.loader.load_scene`` returns a ``FaceScene`` for this
-format) and runs the frames with ``solvers.face_pd.FacePDSolver`` (``ipcsim.face_runner``). Keys (all optional
+format) and runs the frames with ``face.solver.FacePDSolver`` (``ipcsim.face.runner``). Keys (all optional
 but "format"; docs/face.md):
 
 - name: the run's name (default the file's stem);
@@ -13,7 +13,7 @@ but "format"; docs/face.md):
 - every: run every k-th frame of that range (each frame starts from the previous one's equilibrium);
 - solver: the global-step solver, "direct", "pcg", "schur" or "woodbury";
 - device: where the dense algebra of "schur" / "woodbury" runs, "cpu" (default) or "gpu" (CuPy on an NVIDIA GPU;
-  ``solvers.dense_device``; refused with the other solvers, and where CuPy or a GPU is missing);
+  ``face.dense_device``; refused with the other solvers, and where CuPy or a GPU is missing);
 - contact: ``FaceContact``'s enabled, dhat [m] (null: dhat_rel times the proxy's rest bounding-box diagonal),
   dhat_rel [1], kappa [Pa] (null: the mean shape-targeting stiffness), convergent;
 - x2: null (the exact collision-aware set: every node of a tet holding a proxy vertex) or {"radius": r [m],
@@ -21,7 +21,9 @@ but "format"; docs/face.md):
   scene's frames (contacts outside it are solved directly, counted in stats.csv's fallbacks);
 - tol [1] (relative to the proxy's rest bounding-box diagonal), max_iterations: per frame;
 - output: volume (also write the simulation mesh as frames/volume_*.vtu), render (preview.png and movie), view
-  (the preview's camera: azimuth_deg, elevation_deg; default in front of the face, slightly from its left).
+  (the preview's camera: azimuth_deg, elevation_deg; default in front of the face, slightly from above),
+  preview_bodies (the bodies of the frames the preview draws, of "upper lip", "lower lip" (the collision
+  proxy) and "skin"; default ["skin"]: the face, which covers the proxy embedded just under it).
 
 Every problem is a ``SceneError`` with one line naming the file and the key.
 """
@@ -31,8 +33,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import scene_error
-from .face_sequence import N_FRAMES
+from ..errors import scene_error
+from .sequence import N_FRAMES
 
 FACE_FORMAT = "ipcsim-face/1"
 SIZES = ("small", "large")
@@ -42,7 +44,8 @@ DENSE_SOLVERS = ("schur", "woodbury")  # the solvers whose dense algebra "device
 DEFAULTS = {"face": "small", "frames": "all", "every": 1, "solver": "woodbury", "device": "cpu",
             "contact": {"enabled": True, "dhat": None, "dhat_rel": 1e-3, "kappa": None, "convergent": True},
             "x2": None, "tol": 1e-4, "max_iterations": 200,
-            "output": {"volume": False, "render": False, "view": {"azimuth_deg": 155.0, "elevation_deg": 15.0}}}
+            "output": {"volume": False, "render": False, "view": {"azimuth_deg": 180.0, "elevation_deg": 10.0},
+                       "preview_bodies": ["skin"]}}
 _TOP = ("format", "name", *DEFAULTS)
 
 
@@ -81,7 +84,7 @@ class FaceScene:
 
     def check_device(self) -> None:
         """SceneError naming "device" when it is "gpu" and CuPy or a CUDA GPU is missing (imports CuPy then)."""
-        from ..solvers.dense_device import DeviceError, dense_backend
+        from .dense_device import DeviceError, dense_backend
 
         try:
             dense_backend(self.data["device"])
@@ -91,8 +94,8 @@ class FaceScene:
     def build(self) -> FaceSimulation:
         """Load the face and set up its solver (the proxy's rest state is checked intersection-free). Raises
         SceneError naming "face" when the large face's ICT files cannot be read, "device" as ``check_device``."""
-        from ..solvers.face_pd import FaceContact, FacePDSolver, predict_collision_aware_vertices
-        from .face_data import load_face
+        from .solver import FaceContact, FacePDSolver, predict_collision_aware_vertices
+        from .data import load_face
 
         d = self.data
         self.check_device()
@@ -145,7 +148,20 @@ def _resolve(raw, source: str) -> dict:
     _known(out, DEFAULTS["output"], ["output"], source)
     d["output"] = {k: _boolean(out.get(k, DEFAULTS["output"][k]), f"output.{k}", source) for k in ("volume", "render")}
     d["output"]["view"] = _view(out.get("view", {}), source)
+    d["output"]["preview_bodies"] = _bodies(out.get("preview_bodies", DEFAULTS["output"]["preview_bodies"]),
+                                            source)
     return d
+
+
+def _bodies(raw, source: str) -> list:
+    """A non-empty list of distinct body names of the face run's frames (``runner.BODY_NAMES``)."""
+    from .runner import BODY_NAMES
+
+    if not isinstance(raw, list) or not raw or len(set(map(str, raw))) != len(raw) or any(
+            b not in BODY_NAMES for b in raw):
+        raise scene_error(source, "output.preview_bodies", f"expected a list of distinct names of "
+                                                           f"{', '.join(map(repr, BODY_NAMES))}, got {raw!r}")
+    return list(raw)
 
 
 def _x2(raw, source: str):

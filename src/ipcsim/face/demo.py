@@ -1,13 +1,13 @@
 """The face demo (``ipcsim demo face``): the small ICT face shipped with the package (1,620 vertices, 5,940 tets;
 docs/face.md) runs every third frame of its expression sequence from the neutral face on: the lips press on each
 other (frames 0-6) and roll in (8-30), held apart by IPC on their collision proxy, solved by Projective Dynamics
-with the Woodbury global step (``solvers.face_pd``). It is a face scene (``scene.face_scene``): the same run as
+with the Woodbury global step (``face.solver``). It is a face scene (``face.scene``): the same run as
 ``ipcsim run`` of the scene in ``DEMO``.
 """
 from __future__ import annotations
 
-from .scene.face_scene import FACE_FORMAT, SOLVERS, FaceScene
-from .scene.face_sequence import N_FRAMES
+from .scene import FACE_FORMAT, SOLVERS, FaceScene
+from .sequence import N_FRAMES
 
 EVERY = 3  # sequence frames between two demo frames
 DEFAULT_FRAMES = 10  # sequence frames 0, 3, ..., 27

@@ -29,7 +29,7 @@ matrix is a third of the size and ~1/27 of the work), B (3nf, 3nf) the PSD-proje
 
 Contact outside x2: 'schur' and 'woodbury' need B to vanish on x1. If a barrier touches an x1 vertex (x2 chosen
 too small), the solve falls back to the 'direct' path for that call and counts it in ``fallbacks`` (the step is
-still exact); grow x2 (``face_pd.collision_aware_vertices``) to avoid it.
+still exact); grow x2 (``regions.collision_aware_vertices``) to avoid it.
 
 Device: ``make_global_solver("woodbury", device="gpu")`` (or 'schur') runs the dense algebra (S or S^-1 resident
 after ``prepare``, the per-solve Cholesky or low-rank update) on an NVIDIA GPU through CuPy; the sparse K11
@@ -44,10 +44,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .blas_threads import blas_threads, dense_threads
+from ..solvers.blas_threads import blas_threads, dense_threads
+from ..solvers.linear import Factorization
 from .dense_device import SchurDense, WoodburyDense, dense_backend
 from .dense_device import vertex_dofs as _dofs
-from .linear import Factorization
 
 __all__ = ["GlobalSolver", "DirectSolver", "PCGSolver", "SchurSolver", "WoodburySolver", "make_global_solver",
            "touched_vertices", "SOLVERS"]

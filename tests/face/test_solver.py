@@ -1,4 +1,4 @@
-"""000 Algorithm 1 on a FaceModel (the synthetic two-flaps model, ``scene.face_flaps``): PD without contact
+"""000 Algorithm 1 on a FaceModel (the synthetic two-flaps model, ``face.flaps``): PD without contact
 converges to the minimiser a Newton solve of the same energy finds; with IPC on the proxy every frame is
 intersection-free (ipctk, the test oracle), while the run without collision handling intersects; the four
 global-step solvers give the same trajectory; x2 is chosen automatically and contacts outside it are still
@@ -9,9 +9,9 @@ import pytest
 import scipy.sparse.linalg as spla
 
 from ipcsim.energies import shape_targeting as st
-from ipcsim.scene.face_flaps import two_flaps
-from ipcsim.solvers.face_pd import FaceContact, FacePDSolver, predict_collision_aware_vertices
-from ipcsim.solvers.face_regions import collision_aware_vertices
+from ipcsim.face.flaps import two_flaps
+from ipcsim.face.regions import collision_aware_vertices
+from ipcsim.face.solver import FaceContact, FacePDSolver, predict_collision_aware_vertices
 
 SOLVERS = ["direct", "pcg", "schur", "woodbury"]
 

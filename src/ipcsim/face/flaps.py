@@ -24,7 +24,7 @@ import numpy as np
 
 from ..geometry.embedding import embed_points
 from ..geometry.voxel_cage import box_tet_mesh
-from ..model.face import FaceModel
+from .model import FaceModel
 
 
 def _sheet(x_range, z_range, y: float, n_x: int, n_z: int) -> tuple[np.ndarray, np.ndarray]:
@@ -84,5 +84,5 @@ def two_flaps(size=(4.0, 1.0, 1.0), resolution=(8, 4, 2), gap: float = 0.3, angl
     return FaceModel(rest=rest, tets=tets.astype(np.int64), bone=bone, names=["jaw", "bulge"], actuation=actuation,
                      bone_displacements=disp, proxy_vertices=proxy, proxy_faces=faces.astype(np.int64),
                      proxy_map=proxy_map, sequence=sequence, stiffness=np.full(m, float(stiffness)),
-                     info={"source": "ipcsim.scene.face_flaps.two_flaps", "size": size, "resolution": resolution,
+                     info={"source": "ipcsim.face.flaps.two_flaps", "size": size, "resolution": resolution,
                            "gap": gap, "angle": angle, "bulge": bulge})

@@ -1,5 +1,9 @@
 """The one error type of scene loading: a one-line message naming the file and the key path (or script line);
-and the warning of the IPC script importer."""
+and the warning of the IPC script importer.
+
+A bottom module (it imports nothing from the package): both ``ipcsim.scene`` and the face scenes of
+``ipcsim.face`` raise these, and ``scene.loader`` dispatches to ``face.scene`` without an import cycle.
+``ipcsim.scene`` re-exports ``SceneError``."""
 from __future__ import annotations
 
 
@@ -10,7 +14,7 @@ class SceneError(ValueError):
 
 class IPCScriptWarning(UserWarning):
     """An IPC script command that ipcsim ignores (it changes nothing physical); the message names the line.
-    (Here, below both ``ipc_script`` and ``ipc_scene``, which warn with it; importable from either.)"""
+    (``scene.ipc_script`` and ``scene.ipc_scene`` warn with it; importable from either.)"""
 
 
 def key_path(parts) -> str:

@@ -1,4 +1,4 @@
-"""The actuated ICT face (scene.face_ict, scene.face_data, scene.face_sequence): the small face built from
+"""The actuated ICT face (face.ict, face.data, face.sequence): the small face built from
 ../shared/data/face/ict, and the copy shipped in the package."""
 import ipctk
 import numpy as np
@@ -9,9 +9,9 @@ from ipcsim.geometry.embedding import TetLocator
 from ipcsim.geometry.shape_targets import HarmonicExtension, actuation_targets
 from ipcsim.geometry.surface import boundary_faces, tet_signed_volumes
 from ipcsim.contact.intersection import find_intersections
-from ipcsim.scene.face_data import load_face
-from ipcsim.scene.face_ict import build_face, jaw_motions, load_ict
-from ipcsim.scene.face_sequence import count_interpenetrations, kinematic_proxy
+from ipcsim.face.data import load_face
+from ipcsim.face.ict import build_face, jaw_motions, load_ict
+from ipcsim.face.sequence import count_interpenetrations, kinematic_proxy
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ Construction (``build_face``):
   two boundary loops, the crop's outline and the mouth opening, whose two sides are the upper and lower lips
   (the lips' inner surfaces down to about 5 mm behind their contact line are part of the ICT face skin);
 - the simulation mesh: the patch remeshed by a structured polar grid around the mouth
-  (``geometry.face_mesh.annulus_grid``), extruded inwards along smoothed normals into ``n_layers`` prism layers
+  (``geometry.shell_mesh.annulus_grid``), extruded inwards along smoothed normals into ``n_layers`` prism layers
   (``thickness_lip`` at the mouth opening, ``thickness`` from ``thickness_blend`` away), cut into tets; the
   two lips are separate flaps joined only at the mouth corners;
 - bone: the innermost layer farther than ``free_radius`` (geodesic, on the skin) from the mouth opening; the
@@ -37,13 +37,13 @@ import numpy as np
 from ..contact.intersection import find_intersections
 from ..geometry.collision_mesh import CollisionMesh
 from ..geometry.embedding import embed_points
-from ..geometry.face_mesh import (annulus_grid, annulus_map, boundary_loops, edge_distance, extrude_shell,
+from ..geometry.shell_mesh import (annulus_grid, annulus_map, boundary_loops, edge_distance, extrude_shell,
                                   PlanarLocator, shell_report, smooth_unit, tilt_towards_normals,
                                   vertex_normals)
 from ..geometry.shape_targets import HarmonicExtension, actuation_targets
 from ..geometry.surface import compact_vertices
-from ..model.face import FaceModel
-from .face_sequence import count_interpenetrations, expression_sequence
+from .model import FaceModel
+from .sequence import count_interpenetrations, expression_sequence
 
 #: The blendshapes used (ICT-FaceKit file names without .obj).
 NAMES = ("jawOpen", "mouthClose", "mouthFunnel", "mouthPucker", "mouthPress_L", "mouthPress_R", "mouthRollLower",

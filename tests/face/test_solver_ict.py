@@ -1,4 +1,4 @@
-"""The face solver on the shipped small ICT face (``ipcsim.scene.face_data.load_face``): the first five frames of
+"""The face solver on the shipped small ICT face (``ipcsim.face.data.load_face``): the first five frames of
 its animation, where the lips meet from frame 3 on.
 
 Measured (merged with the face-data branch at 0f0d95d: 1620 vertices, 5940 tets, 164 bone, proxy 804 vertices,
@@ -8,8 +8,8 @@ import ipctk
 import numpy as np
 import pytest
 
-from ipcsim.scene import face_data
-from ipcsim.solvers.face_pd import FaceContact, FacePDSolver
+from ipcsim.face import data as face_data
+from ipcsim.face.solver import FaceContact, FacePDSolver
 
 FRAMES = 5
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..geometry.shape_targets import actuation_targets
 from ..geometry.surface_map import SurfaceMap
-from ..model.face import FaceModel
+from .model import FaceModel
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "face"
 _SCALARS = (int, float, str, bool)
@@ -64,8 +64,8 @@ def read_face(path) -> FaceModel:
 
 def load_face(size: str = "small", data_dir=None) -> FaceModel:
     """The face of the given size: 'small' is read from the package data; any other size is built from the
-    ICT files (``scene.face_ict.build_face``; the large one takes minutes)."""
+    ICT files (``face.ict.build_face``; the large one takes minutes)."""
     if size == "small":
         return read_face(DATA_DIR / "face_small.npz")
-    from .face_ict import build_face
+    from .ict import build_face
     return build_face(size, data_dir)

@@ -1,4 +1,4 @@
-"""The synthetic two-flaps FaceModel (scene.face_flaps): consistent fields, the proxy embedded exactly inside the
+"""The synthetic two-flaps FaceModel (face.flaps): consistent fields, the proxy embedded exactly inside the
 simulation tets, symmetric targets, a jaw that rotates the lower bone rigidly, and facing sheets that the jaw
 drives through each other (so a run without collision handling can intersect)."""
 import numpy as np
@@ -6,7 +6,7 @@ import numpy as np
 from ipcsim.contact.intersection import has_intersections
 from ipcsim.energies.shape_targeting import rest_shape
 from ipcsim.geometry.collision_mesh import CollisionMesh
-from ipcsim.scene.face_flaps import two_flaps
+from ipcsim.face.flaps import two_flaps
 
 
 def test_fields_and_embedding():

@@ -1,4 +1,4 @@
-"""The global step's dense algebra on a device (``solvers.dense_device``, issue #14 item 8).
+"""The global step's dense algebra on a device (``face.dense_device``, issue #14 item 8).
 
 Always run: the GPU code path (lower Cholesky + triangular solves, written against an array module) on numpy
 gives the CPU solvers' steps; a missing CuPy or GPU is a clear DeviceError. Run where CuPy sees a CUDA GPU (skipped
@@ -11,10 +11,10 @@ import types
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from test_pd_global import _random_contacts, _random_k, _reference
+from test_global_step import _random_contacts, _random_k, _reference
 
-from ipcsim.solvers.dense_device import DeviceError, dense_backend, numpy_gpu_twin
-from ipcsim.solvers.pd_global import make_global_solver, touched_vertices
+from ipcsim.face.dense_device import DeviceError, dense_backend, numpy_gpu_twin
+from ipcsim.face.global_step import make_global_solver, touched_vertices
 
 DENSE = ["schur", "woodbury"]
 
@@ -25,7 +25,7 @@ def _rel(a, b) -> float:
 
 def _agreement(device, seeds=(0, 1, 2), scales=(1e-2, 1.0, 1e3, 1e6)) -> dict:
     """{(name, seed, scale, count): relative difference of the device's step from the CPU solver's, and from the
-    dense reference}, over random systems (test_pd_global's: 240 vertices, n2 = 50, 1-12 rank-5 stencils)."""
+    dense reference}, over random systems (test_global_step's: 240 vertices, n2 = 50, 1-12 rank-5 stencils)."""
     out = {}
     for seed in seeds:
         rng = np.random.default_rng(seed)
@@ -56,7 +56,7 @@ def test_gpu_code_path_on_numpy_gives_the_cpu_steps():
     errors = _agreement(numpy_gpu_twin())
     # measured, against the CPU solver / the dense reference: <= 1.1e-12 / 7.6e-13 up to scale 1e3; at scale 1e6
     # (barrier 1e6 x the stiffness of K: ill-conditioned) 8.7e-10 / 7.7e-10, where the CPU solvers themselves are
-    # up to 6e-10 from the reference (test_pd_global): lower vs upper Cholesky, numpy's vs SciPy's LU, round-off
+    # up to 6e-10 from the reference (test_global_step): lower vs upper Cholesky, numpy's vs SciPy's LU, round-off
     to_cpu, to_ref = _worst(errors, (1e-2, 1.0, 1e3))
     assert to_cpu < 1e-10 and to_ref < 1e-10, (to_cpu, to_ref)
     to_cpu, to_ref = _worst(errors, (1e6,))
@@ -76,8 +76,8 @@ def test_gpu_code_path_on_numpy_without_contact_and_with_a_fallback(rng, name):
 
 
 def test_face_solver_on_the_gpu_code_path_gives_the_cpu_trajectory():
-    from ipcsim.scene.face_flaps import two_flaps
-    from ipcsim.solvers.face_pd import FacePDSolver
+    from ipcsim.face.flaps import two_flaps
+    from ipcsim.face.solver import FacePDSolver
 
     model = two_flaps(resolution=(6, 3, 2), frames=4)
     ref = FacePDSolver(model, "woodbury", tol=1e-6)
@@ -189,8 +189,8 @@ def test_gpu_keeps_the_dense_matrix_on_the_device(cupy, rng, name):
 
 def test_gpu_face_frames_agree_with_the_cpu_and_are_intersection_free(cupy):
     """Sequence frames 0, 3, 6 of the small face (the lips press from frame 3), as ``ipcsim demo face``."""
-    from ipcsim.scene.face_data import load_face
-    from ipcsim.solvers.face_pd import FacePDSolver
+    from ipcsim.face.data import load_face
+    from ipcsim.face.solver import FacePDSolver
 
     model = load_face("small")
     frames = model.sequence[[0, 3, 6]]

@@ -1,11 +1,14 @@
-"""Running a face scene (``scene.face_scene``, format ipcsim-face/1) into the usual output directory:
+"""Running a face scene (``face.scene``, format ipcsim-face/1) into the usual output directory:
 
     OUT/scene.json                 the resolved face scene (``ipcsim run OUT/scene.json`` runs it again)
-    OUT/frames/surface_%05d.ply    the collision proxy (the lips and the skin around them) of each frame run,
-                                   vertex property body: 0 upper lip side, 1 lower lip side (``lip_sides``)
+    OUT/frames/surface_%05d.ply    each frame run: the collision proxy (the lips and the skin around them, body
+                                   0 upper lip side, 1 lower lip side: ``lip_sides``), then the skin surface of
+                                   the simulation mesh (body 2: ``skin_surface``); names in the header
+                                   (``BODY_NAMES``, ``io_frames.read_ply_names``)
     OUT/frames/volume_%05d.vtu     with output.volume: the simulation mesh (tets, J = det F, bone per tet)
     OUT/stats.csv                  one row per frame: the solver's ``FrameStats`` (``STATS_COLUMNS``)
-    OUT/preview.png, preview.mp4   with output.render (``render.render_run``, camera from output.view)
+    OUT/preview.png, preview.mp4   with output.render (``render.render_run``: the bodies of output.preview_bodies,
+                                   the skin by default, from output.view)
 
 Frame k of OUT/frames is the equilibrium of the k-th frame run (sequence frame ``frames[k]``: the
 ``sequence_frame`` column of stats.csv). There is no checkpoint: a face run is not resumed (its frames take
@@ -20,8 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import io_frames
-from .runner import frame_path, prepare_output
+from .. import io_frames
+from ..geometry.surface import boundary_faces, compact_vertices
+from ..runner import frame_path, prepare_output
+
+#: the names of the frames' body ids: the proxy's two lip sides, the skin (``skin_surface``)
+BODY_NAMES = ("upper lip", "lower lip", "skin")
+SKIN = BODY_NAMES.index("skin")
 
 STATS_COLUMNS = ("frame", "sequence_frame", "iterations", "bone_iterations", "line_search_steps", "converged",
                  "stalled", "energy", "n_contacts", "min_distance", "n1", "n2", "nc_mean", "nc_max", "fallbacks",
@@ -44,7 +52,7 @@ class FaceRunResult:
 def lip_sides(model) -> np.ndarray:
     """(p,) int32 per proxy vertex: 0 above, 1 below the line through the mouth corners (the extreme-x vertices
     of the proxy's boundary loop nearest the lips' centre): the upper and lower lip sides, for colouring."""
-    from .geometry.face_mesh import boundary_loops
+    from ..geometry.shell_mesh import boundary_loops
 
     s = np.asarray(model.proxy_vertices, np.float64)
     lips = np.r_[model.info.get("lip_upper", []), model.info.get("lip_lower", [])].astype(np.int64)
@@ -54,6 +62,25 @@ def lip_sides(model) -> np.ndarray:
     a, b = s[mouth[np.argmin(s[mouth, 0])]], s[mouth[np.argmax(s[mouth, 0])]]
     t = np.clip((s[:, 0] - a[0]) / max(b[0] - a[0], 1e-12), 0.0, 1.0)
     return (s[:, 1] < a[1] + t * (b[1] - a[1])).astype(np.int32)
+
+
+def skin_surface(model) -> tuple[np.ndarray, np.ndarray]:
+    """The skin: the visible outer surface of the simulation mesh, as (vertices (k,) int64: simulation vertex
+    ids, triangles (t, 3) int64: indices into ``vertices``). For a face built by ``ict.build_face`` (vertex
+    l * n_surface + s in layer l, ``info["params"]["n_layers"]``), the boundary triangles of the outer layer
+    l = 0; for any other model (the two flaps) every boundary triangle of the tets."""
+    tris = boundary_faces(model.rest, model.tets)
+    layers = int(model.info.get("params", {}).get("n_layers", 0)) + 1
+    if layers > 1 and len(model.rest) % layers == 0:
+        tris = tris[np.all(tris < len(model.rest) // layers, axis=1)]
+    vertices, (local,) = compact_vertices(len(model.rest), tris)
+    return vertices, local
+
+
+def frame_surface(model, x: np.ndarray, skin: tuple) -> np.ndarray:
+    """Positions (p + k, 3) [m] of one frame's surface: the proxy s = W x (p, 3), then the skin's vertices of
+    x (n, 3) [m] (skin: ``skin_surface(model)``)."""
+    return np.concatenate([model.proxy_map.apply(x), x[skin[0]]])
 
 
 def _row(k: int, seq_frame: int, st) -> list:
@@ -71,7 +98,10 @@ def run_face(sim, out_dir, scene_data: dict | None = None, progress: bool = True
     t_start = time.perf_counter()
     model, solver = sim.model, sim.solver
     out = prepare_output(out_dir, scene_data, resume=False)
-    faces, body = np.asarray(model.proxy_faces, np.int64), lip_sides(model)
+    skin = skin_surface(model)
+    n_proxy = len(model.proxy_vertices)
+    faces = np.concatenate([np.asarray(model.proxy_faces, np.int64), skin[1] + n_proxy])
+    body = np.concatenate([lip_sides(model), np.full(len(skin[0]), SKIN, np.int32)])
     volume = bool(sim.output.get("volume", False))
     bone = np.zeros(len(model.rest), np.int32)
     bone[model.bone] = 1
@@ -81,7 +111,8 @@ def run_face(sim, out_dir, scene_data: dict | None = None, progress: bool = True
     try:
         for k, f in enumerate(sim.frames):
             st = solver.frame(model.sequence[f])
-            io_frames.write_ply(frame_path(out, "surface", k), model.proxy_map.apply(solver.x), faces, body)
+            io_frames.write_ply(frame_path(out, "surface", k), frame_surface(model, solver.x, skin), faces, body,
+                                BODY_NAMES)
             if volume:
                 j = io_frames.tet_jacobians(solver.x, model.tets, solver.dm_inv)
                 io_frames.write_volume_vtu(frame_path(out, "volume", k), solver.x, model.tets,

@@ -1,4 +1,4 @@
-"""Where the dense steps of the 'schur' and 'woodbury' global solves run (``pd_global``): on the CPU (NumPy and
+"""Where the dense steps of the 'schur' and 'woodbury' global solves run (``global_step``): on the CPU (NumPy and
 SciPy's LAPACK, the default) or on an NVIDIA GPU (CuPy, ``device="gpu"``).
 
 The dense algebra is written once, in ``SchurDense`` and ``WoodburyDense``, against a ``DenseBackend``: an array
@@ -151,7 +151,7 @@ class SchurDense:
 
 class WoodburyDense:
     """The dense part of a 'woodbury' step: S^-1 (n2, n2) [m/N] computed on the backend from S and resident there;
-    per solve the low-rank update on the n_c touched vertices (``pd_global`` module doc), on the backend."""
+    per solve the low-rank update on the n_c touched vertices (``global_step`` module doc), on the backend."""
 
     def __init__(self, backend: DenseBackend, s: np.ndarray):
         self.backend = backend
