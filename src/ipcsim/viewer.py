@@ -25,7 +25,9 @@ import base64
 import csv
 import json
 import math
+import os
 import re
+import sys
 import webbrowser
 import zlib
 from importlib import resources
@@ -314,7 +316,12 @@ def write_viewer(out, output=None) -> Path:
 
 
 def open_in_browser(path: Path) -> bool:
-    """Open ``path`` in the user's browser where Python's webbrowser finds one; False (no error) otherwise."""
+    """Open ``path`` in the user's browser where Python's webbrowser finds one; False (no error) otherwise. On
+    Linux without a display (DISPLAY, WAYLAND_DISPLAY) nor $BROWSER it opens nothing: webbrowser would start a
+    text-mode browser, which shows no WebGL, in the terminal."""
+    if sys.platform.startswith("linux") and not any(os.environ.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY",
+                                                                                   "BROWSER")):
+        return False
     try:
         return bool(webbrowser.open(Path(path).resolve().as_uri()))
     except Exception:  # noqa: BLE001  (no browser, no display: the file is written, that is enough)
