@@ -254,7 +254,8 @@ def viewer_data(out) -> dict:
     hi = max(0.25 * diag, 1e-9)
     d_lo = max(float(finite.min()) if finite.size else hi * 1e-4, hi * 1e-4)
     moving = [b for b, g in zip(ids, groups) if len(g) and np.ptp(frames[:, g], axis=0).max() > 0]
-    shown = np.concatenate([groups[b] for b in moving]) if moving else np.arange(len(body))
+    framed = [b for b in ids if b < run.n_bodies and len(groups[b])] or ids  # the camera's: not the obstacles
+    shown = np.concatenate([groups[b] for b in framed]) if framed else np.arange(len(body))
     box = [frames[:, shown].min(axis=(0, 1)).tolist(), frames[:, shown].max(axis=(0, 1)).tolist()] if len(shown) \
         else [[-1.0] * 3, [1.0] * 3]
     bodies = [{"id": b, "name": run.names[b], "obstacle": b >= run.n_bodies, "moving": b in moving,

@@ -110,7 +110,7 @@ function fitCamera() {
   const az = 35 * Math.PI / 180, el = 25 * Math.PI / 180;
   const dir = new THREE.Vector3(Math.cos(el) * Math.sin(az), Math.sin(el), Math.cos(el) * Math.cos(az));
   const half = Math.min(camera.fov, 2 * Math.atan(Math.tan(camera.fov * Math.PI / 360) * camera.aspect) * 180 / Math.PI);
-  const dist = 0.85 * r / Math.sin(half * Math.PI / 360);  // the box's corners rarely reach its bounding sphere
+  const dist = r / Math.sin(half * Math.PI / 360);  // the box's bounding sphere fits the view
   camera.position.copy(c).addScaledVector(dir, dist);
   camera.near = dist / 100; camera.far = dist * 100;
   camera.updateProjectionMatrix();
