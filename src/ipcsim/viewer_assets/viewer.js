@@ -159,10 +159,10 @@ function tick(now) {
       S.playT += (now - S.last) / 1000 * Number($('speed').value);
       const tEnd = D.times[D.nFrames - 1];
       if (S.playT > tEnd) {
-        if ($('loop').checked) S.playT = D.times[0]; else { S.playT = tEnd; setPlaying(false); }
+        if ($('loop').checked) S.playT = D.times[0]; else { setFrame(D.nFrames - 1); setPlaying(false); }
       }
       const k = frameAt(S.playT);
-      if (k !== S.frame) setFrame(k);
+      if (S.playing && k !== S.frame) setFrame(k);
     }
     S.last = now;
   }
@@ -331,6 +331,7 @@ async function main() {
   renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
   renderer.setPixelRatio(window.devicePixelRatio || 1);
   renderer.setClearColor(0xffffff);
+  renderer.domElement.id = 'scene3d';
   $('view').appendChild(renderer.domElement);
   scene = new THREE.Scene();
   camera = new THREE.PerspectiveCamera(35, 1, 0.01, 100);
