@@ -10,8 +10,9 @@ block:
   join two bodies, as the face run's lip proxy's), zlib-compressed, base64;
 - positions of every frame quantised per body and axis to 16 bits over the body's bounding box across all frames
   (x = lo + (q + 32768) * step [m], step = extent / 65535, so the error is at most step / 2 per axis), stored as
-  int16 differences to the previous frame (wrapping), zlib-compressed, base64; the page inflates them with the
-  browser's DecompressionStream;
+  second differences over the frames (``frame_deltas`` twice, int16, wrapping: a third smaller after zlib than
+  first differences for the teddy grasp), zlib-compressed, base64; the page inflates them with the browser's
+  DecompressionStream and sums them twice;
 - a per-vertex field: the distance [m] from each vertex to the nearest other collision body's surface
   (``nearest_other_distance``: scipy's cKDTree, then point-triangle distances near contact), stored as 8-bit
   codes on a log scale between ``lo`` and ``hi`` [m];
@@ -265,7 +266,7 @@ def viewer_data(out) -> dict:
     return {"name": run.name, "nFrames": len(frames), "nVerts": len(body), "times": [float(t) for t in run.times],
             "fps": float(run.fps), "bodies": bodies, "box": box,
             "faces": _b64z(np.concatenate(body_faces).astype("<i4") if body_faces else np.zeros(0, "<i4")),
-            "positions": _b64z(frame_deltas(q).astype("<i2")),
+            "positions": _b64z(frame_deltas(frame_deltas(q)).astype("<i2")),  # second differences
             "distance": {"codes": _b64z(distance_codes(dist, d_lo, hi)), "lo": d_lo, "hi": hi,
                          "lut": _colormap_lut()},
             "stats": frame_stats(run.out, run.times), "forces": body_forces(run.out, len(ids)),

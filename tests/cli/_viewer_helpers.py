@@ -39,9 +39,9 @@ def _inflate(b64: str, dtype) -> np.ndarray:
 
 def decoded_frames(data: dict) -> np.ndarray:
     """(k, n, 3) [m] positions in the page's (body-sorted) vertex order, decoded as viewer.js does: the int16
-    frame differences summed with wrap-around, then lo + (q + 32768) * step per body."""
+    second differences over the frames summed twice with wrap-around, then lo + (q + 32768) * step per body."""
     d = _inflate(data["positions"], "<i2").reshape(data["nFrames"], data["nVerts"], 3)
-    q = np.cumsum(d.astype(np.int64), axis=0)
+    q = np.cumsum(np.cumsum(d.astype(np.int64), axis=0), axis=0)
     q = ((q + 32768) % 65536) - 32768  # int16 wrap, as the page's Int16Array stores it
     x = np.zeros(q.shape)
     for b in data["bodies"]:

@@ -326,7 +326,9 @@ function screenBox(b) {  // [x0, y0, x1, y1] CSS pixels in the page of body b's 
 async function main() {
   const [faces, deltas, field] = await Promise.all([inflate(D.faces), inflate(D.positions), inflate(D.distance.codes)]);
   Q = new Int16Array(deltas.buffer, deltas.byteOffset, deltas.byteLength / 2);
-  for (let i = N3; i < Q.length; i++) Q[i] = Q[i - N3] + Q[i];  // frame differences -> frames (int16 wraps)
+  for (let pass = 0; pass < 2; pass++) {  // second differences -> differences -> frames (int16 wraps)
+    for (let i = N3; i < Q.length; i++) Q[i] = Q[i - N3] + Q[i];
+  }
   codes = field;
   renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
   renderer.setPixelRatio(window.devicePixelRatio || 1);
