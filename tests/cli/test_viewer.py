@@ -26,6 +26,12 @@ def test_run_render_writes_the_viewer_beside_the_preview(run_dir):
     assert (run_dir / "preview.png").is_file() and (run_dir / "viewer.html").is_file()
 
 
+def test_a_fresh_run_removes_a_stale_viewer(tmp_path):
+    out = run_falling(tmp_path, "--render")
+    assert (out / "viewer.html").is_file()
+    assert run_falling(tmp_path) == out and not (out / "viewer.html").exists()  # no longer this run's
+
+
 def test_view_writes_one_offline_page(run_dir, cli, tmp_path):
     target = tmp_path / "v.html"
     rc, out, err = cli("view", run_dir, "-o", target, "--no-open")
