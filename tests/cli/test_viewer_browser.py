@@ -1,7 +1,8 @@
 """viewer.html in a real browser: headless Chromium (Debian's `chromium` and `chromium-driver`, driven by selenium)
 opens the page from a file URL, offline. No console errors; frame 0 and the last frame are drawn, not blank, and
 differ where the falling cube moved; the scrubber shows frame k's positions (read back from the page's vertex
-buffer) within the quantisation bound; the hide checkbox and the isolate button hide bodies; play runs at real time.
+buffer) within the quantisation bound; the hide checkbox and the isolate button hide bodies; play runs at real time;
+a drag orbits the camera about its target and the wheel zooms.
 
 Without chromium, chromedriver or selenium the tests skip, and fail where the environment variable CI is set
 (.ci/run installs them)."""
@@ -173,3 +174,23 @@ def test_plays_at_real_time(page):
     assert 0.1 * (wall - 0.1) - 0.01 <= sim <= 0.1 * wall + 1e-9, (sim, wall)  # ticks up to 0.1 s late (load)
     time.sleep(0.5)
     assert driver.execute_script("return ipcsimViewer.frame()") == 6  # stopped at the end (no loop)
+
+
+def test_drag_orbits_and_wheel_zooms(page):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+
+    driver, out, data = page
+    driver.find_element("id", "reset-view").click()
+    canvas = driver.find_element("id", "scene3d")
+    cam = lambda: np.array(driver.execute_script("return ipcsimViewer.camera()"))  # noqa: E731  eye, target
+    c0 = cam()
+    ActionChains(driver).move_to_element(canvas).click_and_hold().move_by_offset(120, 0).release().perform()
+    c1 = cam()
+    r0, r1 = np.linalg.norm(c0[:3] - c0[3:]), np.linalg.norm(c1[:3] - c1[3:])
+    assert np.linalg.norm(c1[:3] - c0[:3]) > 0.1 * r0 and r1 == pytest.approx(r0, rel=1e-6)  # turned about the target
+    assert np.allclose(c1[3:], c0[3:])
+    ActionChains(driver).scroll_from_origin(ScrollOrigin.from_element(canvas), 0, -300).perform()
+    time.sleep(0.1)
+    c2 = cam()
+    assert np.linalg.norm(c2[:3] - c2[3:]) < 0.9 * r1  # the wheel zoomed in

@@ -357,6 +357,7 @@ async function main() {
     positions: (b) => Array.from(position.array.subarray(3 * D.bodies[b].start, 3 * (D.bodies[b].start + D.bodies[b].nv))),
     visible: (b) => meshes[b].visible,
     setColorMode: (m) => { document.querySelector(`input[name=color][value=${m}]`).click(); render(); },
+    camera: () => [...camera.position.toArray(), ...controls.target.toArray()],
     render, screenBox, ready: true,
   });
   requestAnimationFrame(tick);
