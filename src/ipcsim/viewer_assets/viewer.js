@@ -109,7 +109,8 @@ function fitCamera() {
   const c = lo.clone().add(hi).multiplyScalar(0.5), r = Math.max(hi.distanceTo(lo) / 2, 1e-6);
   const az = 35 * Math.PI / 180, el = 25 * Math.PI / 180;
   const dir = new THREE.Vector3(Math.cos(el) * Math.sin(az), Math.sin(el), Math.cos(el) * Math.cos(az));
-  const half = Math.min(camera.fov, 2 * Math.atan(Math.tan(camera.fov * Math.PI / 360) * camera.aspect) * 180 / Math.PI);
+  const hfov = 2 * Math.atan(Math.tan(camera.fov * Math.PI / 360) * camera.aspect) * 180 / Math.PI;
+  const half = Math.min(camera.fov, hfov);
   const dist = r / Math.sin(half * Math.PI / 360);  // the box's bounding sphere fits the view
   camera.position.copy(c).addScaledVector(dir, dist);
   camera.near = dist / 100; camera.far = dist * 100;
@@ -198,7 +199,9 @@ function drawPlot() {
     P.base = base; drawPlotCursor(); return;
   }
   let ymin = 0, ymax = 0;
-  for (const ln of s.lines) for (const v of ln.y) if (v !== null && isFinite(v)) { ymin = Math.min(ymin, v); ymax = Math.max(ymax, v); }
+  for (const ln of s.lines) {
+    for (const v of ln.y) if (v !== null && isFinite(v)) { ymin = Math.min(ymin, v); ymax = Math.max(ymax, v); }
+  }
   if (ymax - ymin < 1e-12) { ymax += 1; ymin -= 1; }
   const X = (t) => p.l + (t - P.x0) / (P.x1 - P.x0) * (W - p.l - p.r);
   const Y = (v) => p.t + (ymax - v) / (ymax - ymin) * (H - p.t - p.b);
@@ -318,7 +321,8 @@ function screenBox(b) {  // [x0, y0, x1, y1] CSS pixels in the page of body b's 
   for (let i = 0; i < pos.length; i += 3) {
     v.set(pos[i], pos[i + 1], pos[i + 2]).project(camera);
     const x = r.left + (v.x + 1) / 2 * r.width, y = r.top + (1 - v.y) / 2 * r.height;
-    box[0] = Math.min(box[0], x); box[1] = Math.min(box[1], y); box[2] = Math.max(box[2], x); box[3] = Math.max(box[3], y);
+    box[0] = Math.min(box[0], x); box[1] = Math.min(box[1], y);
+    box[2] = Math.max(box[2], x); box[3] = Math.max(box[3], y);
   }
   return box;
 }
@@ -354,7 +358,10 @@ async function main() {
     setFrame: (k) => { setPlaying(false); setFrame(k); render(); return S.frame; },
     frame: () => S.frame,
     play: () => setPlaying(true),
-    positions: (b) => Array.from(position.array.subarray(3 * D.bodies[b].start, 3 * (D.bodies[b].start + D.bodies[b].nv))),
+    positions: (b) => {  // body b's vertices at the current frame, as drawn (float32), in the PLY's order
+      const bd = D.bodies[b];
+      return Array.from(position.array.subarray(3 * bd.start, 3 * (bd.start + bd.nv)));
+    },
     visible: (b) => meshes[b].visible,
     setColorMode: (m) => { document.querySelector(`input[name=color][value=${m}]`).click(); render(); },
     camera: () => [...camera.position.toArray(), ...controls.target.toArray()],
