@@ -1,4 +1,5 @@
-"""The ``ipcsim`` command line: ``run``, ``demo``, ``sweep``, ``render``, ``plot``, ``info`` (``ipcsim --help``).
+"""The ``ipcsim`` command line: ``run``, ``demo``, ``sweep``, ``render``, ``view``, ``plot``, ``export``, ``info``
+(``ipcsim --help``).
 
 Errors in the user's input (scene files, meshes, parameters, output directories) are reported as one line
 ``error: ...`` on stderr with exit status 2, and nothing but complete files is written: the scene is loaded,
@@ -119,8 +120,9 @@ def _render_preview(sim, out: Path, args) -> int:
     """Write OUT's preview when the scene's output asks for it (``render``); the command's exit status 0."""
     if sim.output.get("render", False):
         from .render import render_run
+        from .viewer import write_viewer
 
-        written = render_run(out)
+        written = [*render_run(out), write_viewer(out)]
         if not args.quiet:
             print("preview: " + ", ".join(str(p) for p in written))
     return 0
@@ -306,6 +308,15 @@ def _render(args) -> int:
     return 0
 
 
+def _view(args) -> int:
+    from .viewer import open_in_browser, write_viewer
+
+    path = write_viewer(args.out, output=args.output)
+    opened = args.no_open or open_in_browser(path)
+    print(f"viewer: {path}" + ("" if opened else " (no browser found: open it yourself)"))
+    return 0
+
+
 def _plot(args) -> int:
     from .plots import parse_labels, plot_runs
 
@@ -439,12 +450,20 @@ def _face_demo_arguments(demo) -> None:
 
 
 def _result_parsers(sub, debug) -> None:
-    """The sub-commands that read a finished run's directory: render, plot, export."""
+    """The sub-commands that read a finished run's directory: render, view, plot, export."""
     render = sub.add_parser("render", parents=[debug], help="(re)render a finished run's preview",
                             description="Render OUT/frames into OUT/preview.png and preview.mp4 (or .gif).")
     render.add_argument("out", metavar="OUT", help="output directory of a run")
     render.add_argument("--max-frames", type=int, default=80, help="movie frames at most (default 80)")
     render.set_defaults(func=_render)
+
+    view = sub.add_parser("view", parents=[debug], help="write a run's browser viewer (OUT/viewer.html) and open it",
+                          description="Write OUT/viewer.html, one self-contained page that plays the run in a "
+                                      "browser from disk, offline (docs/viewer.md), and open it in the browser.")
+    view.add_argument("out", metavar="OUT", help="output directory of a run")
+    view.add_argument("-o", "--output", metavar="FILE.html", help="the page (default OUT/viewer.html)")
+    view.add_argument("--no-open", action="store_true", help="only write the page")
+    view.set_defaults(func=_view)
 
     plot = sub.add_parser("plot", parents=[debug], help="plot forces and contact pairs of finished runs (PNG)",
                           description="Plot the contact force (x, y, z; friction dashed) on one body and the "

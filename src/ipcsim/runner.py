@@ -41,7 +41,7 @@ FORCES_COLUMNS = ("step", "time", "body", "name", "contact_x", "contact_y", "con
                   "friction_z")
 CHECKPOINT = "checkpoint.npz"
 # files and patterns the run owns in OUT (removed when a fresh run starts there)
-_OWNED = ("stats.csv", "forces.csv", CHECKPOINT, "preview.png", "preview.mp4", "preview.gif")
+_OWNED = ("stats.csv", "forces.csv", CHECKPOINT, "preview.png", "preview.mp4", "preview.gif", "viewer.html")
 _FRAME_GLOBS = ("surface_*.ply", "volume_*.vtu")
 
 

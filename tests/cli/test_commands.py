@@ -27,6 +27,7 @@ def test_default_demo_runs_and_renders(tmp_path, cli):
     assert json.loads((out / "scene.json").read_text())["name"] == "two-cubes"
     assert (out / "preview.png").is_file()
     assert (out / "preview.mp4").is_file() or (out / "preview.gif").is_file()
+    assert (out / "viewer.html").is_file()  # the browser viewer beside the preview (docs/viewer.md)
 
 
 def test_demo_list_and_default_output_dir(tmp_path, cli, monkeypatch):
@@ -36,7 +37,7 @@ def test_demo_list_and_default_output_dir(tmp_path, cli, monkeypatch):
     rc, stdout, err = cli("demo", "--end-time", "0.01", "--no-render")
     assert rc == 0, err
     out = tmp_path / "ipcsim-out" / "two-cubes"
-    assert len(frames_of(out)) == 2 and not (out / "preview.png").exists()
+    assert len(frames_of(out)) == 2 and not (out / "preview.png").exists() and not (out / "viewer.html").exists()
     assert "two-cubes: 1 steps" in stdout and str(Path("ipcsim-out") / "two-cubes" / "frames") in stdout
 
 
