@@ -192,7 +192,7 @@ class Renderer:
                     polys.append(uv[ConvexHull(uv).vertices])
                 except (QhullError, ValueError):  # a body seen edge-on: no area
                     continue
-        return PolyCollection(polys, facecolors=[(0.1, 0.1, 0.15, 0.18)], edgecolors="none")
+        return PolyCollection(polys, facecolors=[(0.1, 0.1, 0.1, 0.18)], edgecolors="none")
 
 
 def _length(meters: float) -> str:
@@ -215,9 +215,25 @@ def make_renderer(frames, faces, vertex_body, layout: Layout, size=(640, 480), v
     if toward is None:
         pick = np.unique(np.linspace(0, len(frames) - 1, min(len(frames), 5)).round().astype(int))
         toward = auto_toward([np.asarray(frames[i]) for i in pick], vertex_body, moving, layout.up)
+    lo, hi = _with_shadows(lo, hi, layout.planes, toward)
     camera = Camera.looking(toward, lo, hi, layout.up, aspect=size[0] / size[1])
     face_body = vertex_body[faces[:, 0]] if len(faces) else np.zeros(0, np.int64)
     return Renderer(camera, face_body, layout, size, legend, [np.flatnonzero(vertex_body == b) for b in moving])
+
+
+def _with_shadows(lo, hi, planes, toward):
+    """The box [lo, hi] (3,) [m] grown to hold its shadow on each plane (origin, normal) seen from ``toward`` that
+    lies within the box's size below it (so the gap to a near ground shows; a far ground does not shrink the
+    bodies)."""
+    corners = np.array([[a, b, c] for a in (lo[0], hi[0]) for b in (lo[1], hi[1]) for c in (lo[2], hi[2])])
+    size = float(np.max(hi - lo))
+    for origin, normal in planes:
+        n = np.asarray(normal, float) / np.linalg.norm(normal)
+        height = (corners - np.asarray(origin, float)) @ n
+        if n @ toward > 1e-3 and 0.0 <= height.min() <= size:
+            drop = corners - height[:, None] * n
+            lo, hi = np.minimum(lo, drop.min(axis=0)), np.maximum(hi, drop.max(axis=0))
+    return lo, hi
 
 
 def scene_layout(out, sim=None) -> Layout:

@@ -29,13 +29,21 @@ _PALETTE = np.array([[0.27, 0.51, 0.71], [0.90, 0.49, 0.13], [0.30, 0.65, 0.33],
 
 
 def body_colors(n_bodies: int, n_obstacles: int = 0) -> np.ndarray:
-    """RGB colours (n_bodies + n_obstacles, 3) in [0, 1]: the palette for the first simulated bodies, then hues
-    spaced by the golden angle; obstacles in greys of distinct lightness (0.55 to 0.78)."""
-    extra = [colorsys.hsv_to_rgb((0.11 + 0.618034 * k) % 1.0, 0.55 + 0.3 * (k % 2), 0.85 - 0.2 * (k % 3 == 2))
-             for k in range(max(0, n_bodies - len(_PALETTE)))]
-    colors = [*_PALETTE[:n_bodies], *extra]
-    greys = np.linspace(0.62, 0.78, n_obstacles) if n_obstacles > 1 else [0.62] * n_obstacles
-    colors += [(g - 0.07, g - 0.07, g - 0.04) for g in greys]
+    """RGB colours (n_bodies + n_obstacles, 3) in [0, 1]: the palette for the first simulated bodies, then each
+    next one the saturated colour farthest from those already taken (and from the greys); obstacles in greys of
+    distinct lightness (0.55 to 0.71)."""
+    greys = np.linspace(0.55, 0.71, n_obstacles) if n_obstacles > 1 else np.full(n_obstacles, 0.55)
+    colors = [*_PALETTE[:n_bodies]]
+    if n_bodies > len(_PALETTE):
+        h, s, v = np.meshgrid(np.arange(36) / 36.0, (0.5, 0.75, 1.0), (0.55, 0.75, 0.95), indexing="ij")
+        candidates = np.array([colorsys.hsv_to_rgb(*c) for c in zip(h.ravel(), s.ravel(), v.ravel())])
+        taken = np.array([*colors, *[(g, g, g) for g in np.linspace(0.5, 0.95, 4)]])
+        nearest = np.linalg.norm(candidates[:, None] - taken[None], axis=2).min(axis=1)
+        for _ in range(n_bodies - len(_PALETTE)):
+            pick = candidates[np.argmax(nearest)]
+            colors.append(pick)
+            nearest = np.minimum(nearest, np.linalg.norm(candidates - pick, axis=1))
+    colors += [(g, g, g + 0.03) for g in greys]
     return np.array(colors, float).reshape(-1, 3)
 
 
