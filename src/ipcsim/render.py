@@ -36,6 +36,9 @@ def shade(vertices: np.ndarray, faces: np.ndarray, base: np.ndarray, light: np.n
     return np.clip(base * (0.35 + 0.65 * cos)[:, None], 0.0, 1.0)
 
 
+LEGEND_ROWS = 12  # bodies named in the legend at most (then "and k more")
+
+
 @dataclass
 class Layout:
     """What a picture needs to know about a run's scene besides its frames.
@@ -101,7 +104,8 @@ class Renderer:
             if normal @ cam.toward <= 1e-3:  # the eye is behind the plane (it would hide everything) or in it
                 continue
             self._grounds.append((np.asarray(origin, float), normal / np.linalg.norm(normal)))
-            quads, tone, grid = ground_tiles(origin, normal, cam, nice_spacing(u1 - u0))
+            quads, tone, spacing = ground_tiles(origin, normal, cam, nice_spacing(u1 - u0))
+            grid = spacing if len(quads) else grid
             uv, _ = cam.project(quads.reshape(-1, 3))
             self._static.append((uv.reshape(-1, 4, 2), np.repeat(tone[:, None], 3, axis=1)))
         self.grid_spacing = grid
@@ -120,7 +124,11 @@ class Renderer:
             self.ax.add_collection(PolyCollection(polys, facecolors=colors, edgecolors="none"))
         notes = []
         if self.legend_entries:
-            handles = [Patch(facecolor=c, edgecolor=0.7 * c, label=name) for name, c in self.legend_entries]
+            shown = self.legend_entries[:LEGEND_ROWS]
+            handles = [Patch(facecolor=c, edgecolor=0.7 * c, label=name) for name, c in shown]
+            if len(self.legend_entries) > len(shown):
+                handles.append(Patch(facecolor="none", edgecolor="none",
+                                     label=f"and {len(self.legend_entries) - len(shown)} more"))
             notes.append(self.ax.legend(handles=handles, loc="upper right", fontsize=9, framealpha=0.85,
                                         handlelength=1.2))
         if self.grid_spacing:

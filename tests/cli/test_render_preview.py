@@ -175,3 +175,15 @@ def test_layout_colours_follow_body_ids():
     entries = layout.legend([2, 0, 1], 3)
     assert [n for n, _ in entries] == ["a", "b", "wall"]
     assert np.ptp(entries[2][1]) < 0.05 and np.ptp(entries[0][1]) > 0.2  # the obstacle grey, the bodies coloured
+
+
+def test_legend_is_capped():
+    from ipcsim.render import LEGEND_ROWS
+
+    parts = [box((0.1 * i, 0.0, 0.0), (0.1 * i + 0.05, 0.05, 0.05)) for i in range(LEGEND_ROWS + 3)]
+    v = np.concatenate([p[0] for p in parts])
+    faces = np.concatenate([p[1] + 8 * i for i, p in enumerate(parts)])
+    body = np.repeat(np.arange(len(parts)), 8)
+    r = make_renderer([v, v + 0.01], faces, body, Layout())
+    labels = [t.get_text() for t in r.ax.get_legend().get_texts()]
+    assert labels[:2] == ["body0", "body1"] and labels[-1] == "and 3 more" and len(labels) == LEGEND_ROWS + 1
