@@ -4,7 +4,8 @@ importable) or OUT/preview.gif (Pillow).
 What it shows (``render_view``): an orthographic camera, fixed for the whole run, frames the bodies that move
 (their bounding box over every frame; static obstacles are drawn but do not drive the framing) and looks at them
 from the direction where they hide each other least (``render_view.auto_toward``; or a named view, a direction
-or an azimuth/elevation: ``render_run(view=...)``, ``ipcsim render --view``, a scene's ``output.view``). Each
+or an azimuth/elevation: ``render_run(view=...)``, ``ipcsim render --view``, a scene's ``output.view``); where
+OUT/scene.json's output names ``preview_bodies`` (a face run: its skin) only those are drawn and framed. Each
 body has its own colour (obstacles in greys) and a legend gives the scene's body names; half spaces (a ground)
 are drawn as a checkered grid of round-sized squares, its size written under the legend.
 
@@ -55,6 +56,14 @@ class Layout:
     up: tuple = (0.0, 1.0, 0.0)
     view: object = None
     frame_dt: float | None = None
+    shown: list | None = None
+
+    def shown_faces(self, face_body: np.ndarray) -> np.ndarray:
+        """(m,) bool: the faces of the bodies named in ``shown`` (scene.json's output.preview_bodies, e.g. a face
+        run's skin); all of them when ``shown`` is None or names none of these bodies."""
+        ids = [i for i, name in self.names.items() if name in (self.shown or ())]
+        mask = np.isin(face_body, ids)
+        return mask if mask.any() else np.ones(len(face_body), bool)
 
     def colors(self, n_ids: int) -> np.ndarray:
         """RGB (n_ids, 3) per collision body id (``render_view.body_colors``)."""
@@ -214,19 +223,25 @@ def _length(meters: float) -> str:
 def make_renderer(frames, faces, vertex_body, layout: Layout, size=(640, 480), view=None,
                   legend=True) -> Renderer:
     """The renderer of a run: frames: sequence of (n, 3) [m] (the same surface), faces (m, 3), vertex_body (n,);
-    the camera frames the moving bodies (all of them if none moves) from ``view`` (None: the layout's, else
-    automatic; ``render_view.view_toward``)."""
+    it draws the faces of the layout's shown bodies (its attribute ``faces``, (k, 3)); the camera frames those
+    of them that move (all shown ones if none moves) from ``view`` (None: the layout's, else automatic;
+    ``render_view.view_toward``)."""
     vertex_body = np.asarray(vertex_body, np.int64)
-    moving = moving_bodies(frames, vertex_body)
-    lo, hi = frame_box(frames, np.isin(vertex_body, moving) if len(moving) else None)
+    face_body = vertex_body[faces[:, 0]] if len(faces) else np.zeros(0, np.int64)
+    keep = layout.shown_faces(face_body)
+    faces, face_body = faces[keep], face_body[keep]
+    shown = np.unique(face_body) if not keep.all() else np.unique(vertex_body)
+    moving = np.intersect1d(moving_bodies(frames, vertex_body), shown)
+    lo, hi = frame_box(frames, np.isin(vertex_body, moving if len(moving) else shown))
     toward = view_toward(layout.view if view is None else view, layout.up)
     if toward is None:
         pick = np.unique(np.linspace(0, len(frames) - 1, min(len(frames), 5)).round().astype(int))
         toward = auto_toward([np.asarray(frames[i]) for i in pick], vertex_body, moving, layout.up)
     lo, hi = _with_shadows(lo, hi, layout.planes, toward)
     camera = Camera.looking(toward, lo, hi, layout.up, aspect=size[0] / size[1])
-    face_body = vertex_body[faces[:, 0]] if len(faces) else np.zeros(0, np.int64)
-    return Renderer(camera, face_body, layout, size, legend, [np.flatnonzero(vertex_body == b) for b in moving])
+    renderer = Renderer(camera, face_body, layout, size, legend, [np.flatnonzero(vertex_body == b) for b in moving])
+    renderer.faces = faces
+    return renderer
 
 
 def _with_shadows(lo, hi, planes, toward):
@@ -259,7 +274,9 @@ def scene_layout(out, sim=None) -> Layout:
     g = np.asarray(data.get("gravity", [0.0, -9.81, 0.0]), float)
     if np.linalg.norm(g) > 0:
         layout.up = tuple(-g / np.linalg.norm(g))
-    layout.names = _force_names(out / "forces.csv")
+    shown = data.get("output", {}).get("preview_bodies")  # a face scene's: the skin, not the lips' proxy
+    layout.shown = [str(b) for b in shown] if isinstance(shown, list) else None
+    layout.names = {**_force_names(out / "forces.csv"), **_header_names(out)}
     if sim is None and data.get("demo") == "teddy-grasp":  # its scene.json holds parameters, not the ground
         from .demo_grasp import build_grasp, grasp_parameters
 
@@ -280,6 +297,15 @@ def _model_layout(layout: Layout, model, names: dict) -> None:
     layout.planes = [(p.origin, p.normal) for p in getattr(model.collision_mesh, "planes", [])]
     g = np.asarray(model.gravity, float)
     layout.up = tuple(-g / np.linalg.norm(g)) if np.linalg.norm(g) > 0 else layout.up
+
+
+def _header_names(out: Path) -> dict:
+    """{body id: name} from the first frame's PLY header (``io_frames.read_ply_names``, where this io_frames has
+    it: a face run's frames name their bodies); empty when it names none."""
+    read = getattr(io_frames, "read_ply_names", None)
+    first = out / "frames" / "surface_00000.ply"
+    names = read(first) if read is not None and first.is_file() else None
+    return dict(enumerate(names or []))
 
 
 def _force_names(path: Path) -> dict:
@@ -349,7 +375,7 @@ def render_run(out_dir, max_frames: int = 80, size=(640, 480), view=None, sim=No
     def label(i):
         return f"t = {i * step_time:.3f} s" if step_time else f"frame {i}"
 
-    images = [renderer.draw(frames[i], f0, label(int(i)), segments, points) for i in pick]
+    images = [renderer.draw(frames[i], renderer.faces, label(int(i)), segments, points) for i in pick]
     written = [out / "preview.png"]
     from PIL import Image
 

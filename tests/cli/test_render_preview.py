@@ -26,9 +26,11 @@ def box(lo, hi):
     return v, _BOX_FACES.copy()
 
 
-def write_run(out, parts, frames=3, shift=(0.02, 0.0, 0.0), moving=(0,), names=(), n_bodies=None, ground=False):
+def write_run(out, parts, frames=3, shift=(0.02, 0.0, 0.0), moving=(0,), names=(), n_bodies=None, ground=False,
+              output=None):
     """A run directory: parts: [(vertices, faces)] (body id = index); the bodies in ``moving`` translate by
-    ``shift`` [m] per frame; names -> forces.csv; n_bodies -> scene.json "bodies"; ground: a half space y >= 0."""
+    ``shift`` [m] per frame; names -> forces.csv; n_bodies -> scene.json "bodies"; ground: a half space y >= 0;
+    output: scene.json's "output"."""
     v = np.concatenate([p[0] for p in parts])
     offsets = np.cumsum([0] + [len(p[0]) for p in parts])
     f = np.concatenate([p[1] + o for p, o in zip(parts, offsets)])
@@ -38,6 +40,8 @@ def write_run(out, parts, frames=3, shift=(0.02, 0.0, 0.0), moving=(0,), names=(
         x = v + np.isin(body, moving)[:, None] * k * np.asarray(shift)
         io_frames.write_ply(frame_path(out, "surface", k), x, f, body)
     scene = {"time": {"dt": 0.1}, "bodies": [{"name": n} for n in names[:n_bodies or len(parts)]]}
+    if output is not None:
+        scene["output"] = output
     if ground:
         scene["half_spaces"] = [{"origin": [0.0, 0.0, 0.0], "normal": [0.0, 1.0, 0.0]}]
     io_frames.write_json(out / "scene.json", scene)
@@ -187,3 +191,22 @@ def test_legend_is_capped():
     r = make_renderer([v, v + 0.01], faces, body, Layout())
     labels = [t.get_text() for t in r.ax.get_legend().get_texts()]
     assert labels[:2] == ["body0", "body1"] and labels[-1] == "and 3 more" and len(labels) == LEGEND_ROWS + 1
+
+
+def test_preview_bodies_only_those_drawn_and_framed(tmp_path):
+    # output.preview_bodies (a face run: its skin): the other bodies are neither drawn nor framed
+    lip, skin = box((3.0, 0.0, 0.0), (3.05, 0.05, 0.05)), box((0.0, 0.0, 0.0), (0.05, 0.05, 0.05))
+    kw = dict(moving=(0, 1), names=("lip", "skin"))
+    images = {}
+    for case, output in (("skin", {"preview_bodies": ["skin"]}), ("all", None), ("teeth", {"preview_bodies": ["x"]})):
+        render_run(write_run(tmp_path / case, [lip, skin], output=output, **kw))
+        images[case] = np.asarray(Image.open(tmp_path / case / "preview.png").convert("RGB"))
+    render_run(write_run(tmp_path / "alone", [box((9.0, 9.0, 9.0), (9.0, 9.0, 9.0)), skin], moving=(1,),
+                         names=("lip", "skin"), output={"preview_bodies": ["skin"]}))
+    alone = np.asarray(Image.open(tmp_path / "alone" / "preview.png").convert("RGB"))
+    assert np.array_equal(images["skin"], alone)  # the lip 3 m away changes nothing
+    assert not np.array_equal(images["all"], images["skin"])
+    assert np.array_equal(images["teeth"], images["all"])  # a name no body has: everything, not a blank picture
+    rgb = images["skin"].astype(int)
+    orange = (rgb[..., 0] - rgb[..., 2] > 60).mean()  # the skin (body 1's colour) fills the picture: measured 0.33
+    assert bluish(images["skin"]).mean() == 0.0 and orange > 0.1, orange
