@@ -120,9 +120,10 @@ def _render_preview(sim, out: Path, args) -> int:
     """Write OUT's preview when the scene's output asks for it (``render``); the command's exit status 0."""
     if sim.output.get("render", False):
         from .render import render_run
+        from .runner import Simulation
         from .viewer import write_viewer
 
-        written = [*render_run(out), write_viewer(out)]
+        written = [*render_run(out, sim=sim if isinstance(sim, Simulation) else None), write_viewer(out)]
         if not args.quiet:
             print("preview: " + ", ".join(str(p) for p in written))
     return 0
@@ -303,7 +304,7 @@ def _render(args) -> int:
         raise _UserError(f"--max-frames must be at least 1, got {args.max_frames}")
     if not out.is_dir():
         raise _UserError(f"{str(out)!r} is not a directory (give a run's output directory)")
-    written = render_run(out, max_frames=args.max_frames)
+    written = render_run(out, max_frames=args.max_frames, view=_view_arg(args.view))
     print("preview: " + ", ".join(str(p) for p in written))
     return 0
 
@@ -315,6 +316,16 @@ def _view(args) -> int:
     opened = args.no_open or open_in_browser(path)
     print(f"viewer: {path}" + ("" if opened else " (no browser found: open it yourself)"))
     return 0
+
+
+def _view_arg(text: str | None):
+    """--view: None, a name ("auto", "front", "side", ...) or "x,y,z" (a direction from the scene to the eye)."""
+    if text is None or "," not in text:
+        return text
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError:
+        raise _UserError(f"--view: {text!r} is not x,y,z (three numbers)") from None
 
 
 def _plot(args) -> int:
@@ -455,6 +466,8 @@ def _result_parsers(sub, debug) -> None:
                             description="Render OUT/frames into OUT/preview.png and preview.mp4 (or .gif).")
     render.add_argument("out", metavar="OUT", help="output directory of a run")
     render.add_argument("--max-frames", type=int, default=80, help="movie frames at most (default 80)")
+    render.add_argument("--view", metavar="V", help="camera: auto (default: across the moving bodies), front, back, "
+                        "left, right, side, top, or x,y,z (direction from the scene to the eye)")
     render.set_defaults(func=_render)
 
     view = sub.add_parser("view", parents=[debug], help="write a run's browser viewer (OUT/viewer.html) and open it",

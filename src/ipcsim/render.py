@@ -1,70 +1,30 @@
 """Headless preview of a run: OUT/preview.png (the last frame) and OUT/preview.mp4 (imageio-ffmpeg, when it is
 importable) or OUT/preview.gif (Pillow).
 
-Drawing: matplotlib's Agg canvas (no display needed), orthographic camera fixed for the whole run (it frames
-the bounding box of every frame), triangles sorted back to front (painter's algorithm) and Lambert-shaded by
-their normals (two-sided, so open obstacle surfaces shade too), one color per body (obstacles grey), half
-spaces from OUT/scene.json drawn as checkered planes behind everything; where OUT/scene.json's output names
-``preview_bodies`` (a face run: its skin), only those bodies are drawn and framed. Long runs are subsampled to
-at most ``max_frames`` movie frames.
+What it shows (``render_view``): an orthographic camera, fixed for the whole run, frames the bodies that move
+(their bounding box over every frame; static obstacles are drawn but do not drive the framing) and looks at them
+from the direction where they hide each other least (``render_view.auto_toward``; or a named view, a direction
+or an azimuth/elevation: ``render_run(view=...)``, ``ipcsim render --view``, a scene's ``output.view``); where
+OUT/scene.json's output names ``preview_bodies`` (a face run: its skin) only those are drawn and framed. Each
+body has its own colour (obstacles in greys) and a legend gives the scene's body names; half spaces (a ground)
+are drawn as a checkered grid of round-sized squares, its size written under the legend.
+
+Drawing: matplotlib's Agg canvas (no display needed), triangles sorted back to front (painter's algorithm) and
+Lambert-shaded by their normals (two-sided, so open obstacle surfaces shade too). Long runs are subsampled to at
+most ``max_frames`` movie frames.
 """
 from __future__ import annotations
 
+import csv
 import json
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from . import io_frames
-
-_PALETTE = np.array([[0.27, 0.51, 0.71], [0.90, 0.49, 0.13], [0.30, 0.65, 0.33], [0.84, 0.24, 0.31],
-                     [0.58, 0.40, 0.74], [0.55, 0.34, 0.29], [0.89, 0.47, 0.76], [0.74, 0.74, 0.13],
-                     [0.09, 0.75, 0.81]])
-_OBSTACLE = np.array([0.62, 0.62, 0.64])
-
-
-@dataclass
-class Camera:
-    """Orthographic camera: unit vectors right, up, toward (from the scene to the eye), center (3,) [m] and
-    the image-plane window (u_min, u_max, v_min, v_max) [m]."""
-
-    right: np.ndarray
-    up: np.ndarray
-    toward: np.ndarray
-    center: np.ndarray
-    window: tuple
-
-    @classmethod
-    def framing(cls, lo, hi, up=(0.0, 1.0, 0.0), azimuth_deg=35.0, elevation_deg=25.0,
-                aspect=4.0 / 3.0, margin=0.08) -> "Camera":
-        """A camera looking at the box [lo, hi] (3,) [m] from azimuth/elevation [deg] about ``up``, whose
-        window holds the whole box with a relative margin, at the image aspect ratio (width / height)."""
-        up = np.asarray(up, float) / np.linalg.norm(up)
-        ref = np.array([1.0, 0.0, 0.0]) if abs(up[0]) < 0.9 else np.array([0.0, 0.0, 1.0])
-        e1 = ref - up * (ref @ up)
-        e1 /= np.linalg.norm(e1)
-        e2 = np.cross(up, e1)
-        az, el = math.radians(azimuth_deg), math.radians(elevation_deg)
-        toward = math.cos(el) * (math.sin(az) * e1 + math.cos(az) * e2) + math.sin(el) * up
-        right = np.cross(up, toward)
-        right /= np.linalg.norm(right)
-        cam_up = np.cross(toward, right)
-        lo, hi = np.asarray(lo, float), np.asarray(hi, float)
-        center = 0.5 * (lo + hi)
-        corners = np.array([[a, b, c] for a in (lo[0], hi[0]) for b in (lo[1], hi[1]) for c in (lo[2], hi[2])])
-        u, v = (corners - center) @ right, (corners - center) @ cam_up
-        half_w = max(np.ptp(u), 1e-9) / 2 * (1 + 2 * margin)
-        half_h = max(np.ptp(v), 1e-9) / 2 * (1 + 2 * margin)
-        half_w, half_h = max(half_w, half_h * aspect), max(half_h, half_w / aspect)
-        uc, vc = 0.5 * (u.max() + u.min()), 0.5 * (v.max() + v.min())
-        return cls(right, cam_up, toward, center, (uc - half_w, uc + half_w, vc - half_h, vc + half_h))
-
-    def project(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Image coordinates (k, 2) [m] and depth toward the eye (k,) [m] of points p (k, 3) [m]."""
-        q = np.asarray(p, float) - self.center
-        return np.stack([q @ self.right, q @ self.up], axis=1), q @ self.toward
+from .render_view import (Camera, auto_toward, body_colors, frame_box, ground_tiles, moving_bodies,  # noqa: F401
+                          nice_spacing, view_toward)
 
 
 def shade(vertices: np.ndarray, faces: np.ndarray, base: np.ndarray, light: np.ndarray) -> np.ndarray:
@@ -77,53 +37,66 @@ def shade(vertices: np.ndarray, faces: np.ndarray, base: np.ndarray, light: np.n
     return np.clip(base * (0.35 + 0.65 * cos)[:, None], 0.0, 1.0)
 
 
-def _plane_tiles(origin, normal, lo, hi, tiles=10):
-    """Checkered quads (k, 4, 3) [m] and their shade (k,) on the plane through origin with ``normal``,
-    covering the box [lo, hi] projected on it, enlarged by half the box diagonal."""
-    n = np.asarray(normal, float) / np.linalg.norm(normal)
-    ref = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    t1 = np.cross(n, ref)
-    t1 /= np.linalg.norm(t1)
-    t2 = np.cross(n, t1)
-    corners = np.array([[a, b, c] for a in (lo[0], hi[0]) for b in (lo[1], hi[1]) for c in (lo[2], hi[2])])
-    rel = corners - origin
-    pad = 0.5 * float(np.linalg.norm(np.asarray(hi) - np.asarray(lo)))
-    a = np.linspace((rel @ t1).min() - pad, (rel @ t1).max() + pad, tiles + 1)
-    b = np.linspace((rel @ t2).min() - pad, (rel @ t2).max() + pad, tiles + 1)
-    base = np.asarray(origin, float)
-    quads, tone = [], []
-    for i in range(tiles):
-        for j in range(tiles):
-            q = [base + a[i] * t1 + b[j] * t2, base + a[i + 1] * t1 + b[j] * t2,
-                 base + a[i + 1] * t1 + b[j + 1] * t2, base + a[i] * t1 + b[j + 1] * t2]
-            quads.append(q)
-            tone.append(0.86 if (i + j) % 2 == 0 else 0.76)
-    return np.array(quads), np.array(tone)
+LEGEND_ROWS = 12  # bodies named in the legend at most (then "and k more")
+
+
+@dataclass
+class Layout:
+    """What a picture needs to know about a run's scene besides its frames.
+
+    names: {collision body id: name}; n_bodies: ids below it are simulated bodies, the rest obstacles (None: all
+    simulated); planes: [(origin (3,), normal (3,))] [m], the half spaces; up: (3,) world up (opposite to
+    gravity); view: the scene's camera request (``render_view.view_toward``; None: automatic); frame_dt: simulated
+    time between two frames [s] (None: unknown, frames labelled by index).
+    """
+
+    names: dict = field(default_factory=dict)
+    n_bodies: int | None = None
+    planes: list = field(default_factory=list)
+    up: tuple = (0.0, 1.0, 0.0)
+    view: object = None
+    frame_dt: float | None = None
+    shown: list | None = None
+
+    def shown_faces(self, face_body: np.ndarray) -> np.ndarray:
+        """(m,) bool: the faces of the bodies named in ``shown`` (scene.json's output.preview_bodies, e.g. a face
+        run's skin); all of them when ``shown`` is None or names none of these bodies."""
+        ids = [i for i, name in self.names.items() if name in (self.shown or ())]
+        mask = np.isin(face_body, ids)
+        return mask if mask.any() else np.ones(len(face_body), bool)
+
+    def colors(self, n_ids: int) -> np.ndarray:
+        """RGB (n_ids, 3) per collision body id (``render_view.body_colors``)."""
+        n = n_ids if self.n_bodies is None else min(self.n_bodies, n_ids)
+        return body_colors(n, n_ids - n)
+
+    def legend(self, ids, n_ids: int) -> list[tuple[str, np.ndarray]]:
+        """(name, RGB (3,)) of each body id in ``ids`` (ids below n_ids), in id order."""
+        colors = self.colors(n_ids)
+        return [(str(self.names.get(int(i), f"body{int(i)}")), colors[int(i)]) for i in sorted(set(ids))]
 
 
 class Renderer:
     """Draws frames of one run with a fixed camera into RGB images (height, width, 3) uint8.
 
     Args:
-        bounds: (lo (3,), hi (3,)) [m] of every frame; face_body: (m,) body id per face; n_bodies: ids below
-        it are simulated bodies (colored), the rest obstacles (grey); planes: [(origin (3,), normal (3,))];
-        up: (3,) world up (opposite to gravity); size: (width, height) pixels; view: {"azimuth_deg",
-        "elevation_deg"} of the camera (None: 35 and 25 degrees).
+        camera: ``Camera``; face_body: (m,) body id per face (-1: unknown, drawn as body 0); layout: ``Layout``
+        (colours, legend names, half spaces); size: (width, height) pixels; legend: draw the legend of names;
+        shadows: vertex index arrays, each a body that casts a shadow (its outline dropped onto the half spaces).
     """
 
-    def __init__(self, bounds, face_body, n_bodies=None, planes=(), up=(0.0, 1.0, 0.0), size=(640, 480),
-                 view=None):
+    def __init__(self, camera: Camera, face_body, layout: Layout | None = None, size=(640, 480), legend=True,
+                 shadows=()):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        lo, hi = bounds
-        self.camera = Camera.framing(lo, hi, up=up, aspect=size[0] / size[1], **(view or {}))
-        cam = self.camera
+        layout = layout or Layout()
+        self.camera = cam = camera
         self.light = cam.toward + 0.7 * cam.up + 0.4 * cam.right
         self.light /= np.linalg.norm(self.light)
-        body = np.maximum(np.asarray(face_body, np.int64), 0)  # -1: a PLY without body ids, one color
-        n_bodies = int(body.max()) + 1 if n_bodies is None and len(body) else (n_bodies or 0)
-        self.base = np.where((body < n_bodies)[:, None], _PALETTE[body % len(_PALETTE)], _OBSTACLE)
+        body = np.maximum(np.asarray(face_body, np.int64), 0)
+        n_ids = max(int(body.max()) + 1 if len(body) else 1, max(layout.names, default=-1) + 1)
+        self.base = layout.colors(n_ids)[body]
         self.fig = Figure(figsize=(size[0] / 100, size[1] / 100), dpi=100)
         self.canvas = FigureCanvasAgg(self.fig)
         self.ax = self.fig.add_axes((0, 0, 1, 1))
@@ -133,16 +106,59 @@ class Renderer:
         self.ax.set_xlim(u0, u1)
         self.ax.set_ylim(v0, v1)
         self.ax.set_aspect("equal")
-        self._static = []
-        for origin, normal in planes:
+        self._static, self._grounds, grid = [], [], None
+        self.shadows = [np.asarray(g, np.int64) for g in shadows if len(g) >= 3]
+        for origin, normal in layout.planes:
             normal = np.asarray(normal, float)
-            if normal @ cam.toward <= 0:  # the eye is behind the plane: it would hide everything
+            if normal @ cam.toward <= 1e-3:  # the eye is behind the plane (it would hide everything) or in it
                 continue
-            quads, tone = _plane_tiles(np.asarray(origin, float), normal, lo, hi)
+            self._grounds.append((np.asarray(origin, float), normal / np.linalg.norm(normal)))
+            quads, tone, spacing = ground_tiles(origin, normal, cam, nice_spacing(u1 - u0))
+            grid = spacing if len(quads) else grid
             uv, _ = cam.project(quads.reshape(-1, 3))
             self._static.append((uv.reshape(-1, 4, 2), np.repeat(tone[:, None], 3, axis=1)))
+        self.grid_spacing = grid
         self._text = self.ax.text(0.02, 0.97, "", transform=self.ax.transAxes, va="top", ha="left", fontsize=10,
-                                  color=(0.2, 0.2, 0.25))
+                                  color=(0.2, 0.2, 0.25), animated=True)
+        self.legend_entries = layout.legend(np.unique(body), n_ids) if legend and len(body) else []
+        self._freeze(self._legend())
+
+    def _legend(self) -> list:
+        """The names of the bodies beside colour swatches (upper right) and the grid's size (lower left); returns
+        those artists."""
+        from matplotlib.collections import PolyCollection
+        from matplotlib.patches import Patch
+
+        for polys, colors in self._static:
+            self.ax.add_collection(PolyCollection(polys, facecolors=colors, edgecolors="none"))
+        notes = []
+        if self.legend_entries:
+            shown = self.legend_entries[:LEGEND_ROWS]
+            handles = [Patch(facecolor=c, edgecolor=0.7 * c, label=name) for name, c in shown]
+            if len(self.legend_entries) > len(shown):
+                handles.append(Patch(facecolor="none", edgecolor="none",
+                                     label=f"and {len(self.legend_entries) - len(shown)} more"))
+            notes.append(self.ax.legend(handles=handles, loc="upper right", fontsize=9, framealpha=0.85,
+                                        handlelength=1.2))
+        if self.grid_spacing:
+            notes.append(self.ax.text(0.02, 0.03, f"ground squares {_length(self.grid_spacing)}", fontsize=9,
+                                      transform=self.ax.transAxes, color=(0.3, 0.3, 0.35)))
+        return notes
+
+    def _freeze(self, notes) -> None:
+        """Draw what every frame shares (background, ground, legend) once: the canvas to restore before each frame
+        and the notes' pixels, pasted over each frame (they stay on top of the bodies)."""
+        self.canvas.draw()
+        self._background = self.canvas.copy_from_bbox(self.fig.bbox)
+        still = np.asarray(self.canvas.buffer_rgba())[..., :3]
+        h, w = still.shape[:2]
+        renderer = self.canvas.get_renderer()
+        self._pastes = []
+        for note in notes:
+            x0, y0, x1, y1 = note.get_window_extent(renderer).extents
+            rows = slice(max(0, h - int(np.ceil(y1)) - 1), min(h, h - int(np.floor(y0)) + 1))
+            cols = slice(max(0, int(np.floor(x0)) - 1), min(w, int(np.ceil(x1)) + 1))
+            self._pastes.append((rows, cols, still[rows, cols].copy()))
 
     def draw(self, vertices: np.ndarray, faces: np.ndarray, label: str = "", segments=None,
              points=None) -> np.ndarray:
@@ -150,52 +166,162 @@ class Renderer:
         codimensional segments (k, 2) and points (p,) (vertex indices; drawn on top, dark grey)."""
         from matplotlib.collections import LineCollection, PolyCollection
 
-        for c in list(self.ax.collections):
-            c.remove()
-        for polys, colors in self._static:
-            self.ax.add_collection(PolyCollection(polys, facecolors=colors, edgecolors="none"))
+        self.canvas.restore_region(self._background)
+        layers = [self._shadow_layer(vertices)] if self._grounds and self.shadows else []
         if len(faces):
             uv, depth = self.camera.project(vertices)
             order = np.argsort(depth[faces].mean(axis=1), kind="stable")
             f = faces[order]
             colors = shade(vertices, f, self.base[order], self.light)
-            self.ax.add_collection(PolyCollection(uv[f], facecolors=colors, edgecolors=colors * 0.85,
-                                                  linewidths=0.25, antialiased=True))
+            layers.append(PolyCollection(uv[f], facecolors=colors, edgecolors=colors * 0.85, linewidths=0.25,
+                                         antialiased=True))
         if segments is not None and len(segments):
             uv, _ = self.camera.project(vertices)
-            self.ax.add_collection(LineCollection(uv[segments], colors=[(0.25, 0.25, 0.3)], linewidths=1.2))
-        for line in list(self.ax.lines):
-            line.remove()
+            layers.append(LineCollection(uv[segments], colors=[(0.25, 0.25, 0.3)], linewidths=1.2))
+        for layer in layers:
+            self.ax.add_collection(layer, autolim=False)
+            self.ax.draw_artist(layer)
+            layer.remove()
         if points is not None and len(points):
             uv, _ = self.camera.project(vertices[points])
-            self.ax.plot(uv[:, 0], uv[:, 1], "o", color=(0.25, 0.25, 0.3), markersize=3)
+            (dots,) = self.ax.plot(uv[:, 0], uv[:, 1], "o", color=(0.25, 0.25, 0.3), markersize=3, animated=True)
+            self.ax.draw_artist(dots)
+            dots.remove()
         self._text.set_text(label)
-        self.canvas.draw()
-        return np.asarray(self.canvas.buffer_rgba())[..., :3].copy()
+        self.ax.draw_artist(self._text)
+        image = np.asarray(self.canvas.buffer_rgba())[..., :3].copy()
+        for rows, cols, pixels in self._pastes:
+            image[rows, cols] = pixels
+        return image
 
 
-def _scene_info(out: Path) -> dict:
-    """What rendering needs from OUT/scene.json (absent: defaults)."""
-    info = {"dt": None, "every": 1, "planes": [], "n_bodies": None, "up": (0.0, 1.0, 0.0), "view": None,
-            "bodies": None}
-    path = out / "scene.json"
-    if not path.is_file():
-        return info
-    data = json.loads(path.read_text())
-    info["dt"] = data.get("time", {}).get("dt")
-    info["every"] = int(data.get("output", {}).get("every", 1))
-    info["planes"] = [(h["origin"], h["normal"]) for h in data.get("half_spaces", [])]
-    info["n_bodies"] = len(data.get("bodies", [])) or None
-    view = data.get("output", {}).get("view")  # a face scene's camera (scene.face_scene)
-    if isinstance(view, dict):
-        info["view"] = {k: float(view[k]) for k in ("azimuth_deg", "elevation_deg") if k in view}
-    shown = data.get("output", {}).get("preview_bodies")  # a face scene's: the skin, not the lips' proxy
-    if isinstance(shown, list):
-        info["bodies"] = [str(b) for b in shown]
+    def _shadow_layer(self, vertices: np.ndarray):
+        """Soft grey outlines (2D convex hulls) of the shadow bodies dropped along each ground's normal onto it."""
+        from matplotlib.collections import PolyCollection
+        from scipy.spatial import ConvexHull, QhullError
+
+        polys = []
+        for origin, normal in self._grounds:
+            for group in self.shadows:
+                p = vertices[group]
+                uv, _ = self.camera.project(p - ((p - origin) @ normal)[:, None] * normal)
+                try:
+                    polys.append(uv[ConvexHull(uv).vertices])
+                except (QhullError, ValueError):  # a body seen edge-on: no area
+                    continue
+        return PolyCollection(polys, facecolors=[(0.1, 0.1, 0.1, 0.18)], edgecolors="none")
+
+
+def _length(meters: float) -> str:
+    """A length as people write it: 2 cm, 50 cm, 1 m, 5 mm."""
+    for unit, scale in (("m", 1.0), ("cm", 1e-2), ("mm", 1e-3)):
+        if meters >= scale * 0.999:
+            return f"{meters / scale:.3g} {unit}"
+    return f"{meters:.3g} m"
+
+
+def make_renderer(frames, faces, vertex_body, layout: Layout, size=(640, 480), view=None,
+                  legend=True) -> Renderer:
+    """The renderer of a run: frames: sequence of (n, 3) [m] (the same surface), faces (m, 3), vertex_body (n,);
+    it draws the faces of the layout's shown bodies (its attribute ``faces``, (k, 3)); the camera frames those
+    of them that move (all shown ones if none moves) from ``view`` (None: the layout's, else automatic;
+    ``render_view.view_toward``)."""
+    vertex_body = np.asarray(vertex_body, np.int64)
+    face_body = vertex_body[faces[:, 0]] if len(faces) else np.zeros(0, np.int64)
+    keep = layout.shown_faces(face_body)
+    faces, face_body = faces[keep], face_body[keep]
+    shown = np.unique(face_body) if not keep.all() else np.unique(vertex_body)
+    moving = np.intersect1d(moving_bodies(frames, vertex_body), shown)
+    lo, hi = frame_box(frames, np.isin(vertex_body, moving if len(moving) else shown))
+    toward = view_toward(layout.view if view is None else view, layout.up)
+    if toward is None:
+        pick = np.unique(np.linspace(0, len(frames) - 1, min(len(frames), 5)).round().astype(int))
+        toward = auto_toward([np.asarray(frames[i]) for i in pick], vertex_body, moving, layout.up)
+    lo, hi = _with_shadows(lo, hi, layout.planes, toward)
+    camera = Camera.looking(toward, lo, hi, layout.up, aspect=size[0] / size[1])
+    renderer = Renderer(camera, face_body, layout, size, legend, [np.flatnonzero(vertex_body == b) for b in moving])
+    renderer.faces = faces
+    return renderer
+
+
+def _with_shadows(lo, hi, planes, toward):
+    """The box [lo, hi] (3,) [m] grown to hold its shadow on each plane (origin, normal) seen from ``toward`` that
+    lies within the box's size below it (so the gap to a near ground shows; a far ground does not shrink the
+    bodies)."""
+    corners = np.array([[a, b, c] for a in (lo[0], hi[0]) for b in (lo[1], hi[1]) for c in (lo[2], hi[2])])
+    size = float(np.max(hi - lo))
+    for origin, normal in planes:
+        n = np.asarray(normal, float) / np.linalg.norm(normal)
+        height = (corners - np.asarray(origin, float)) @ n
+        if n @ toward > 1e-3 and 0.0 <= height.min() <= size:
+            drop = corners - height[:, None] * n
+            lo, hi = np.minimum(lo, drop.min(axis=0)), np.maximum(hi, drop.max(axis=0))
+    return lo, hi
+
+
+def scene_layout(out, sim=None) -> Layout:
+    """The ``Layout`` of the run in ``out``: from ``sim`` (the ``runner.Simulation`` that wrote it) where given,
+    else from OUT/scene.json (its half spaces, body count, gravity, output.view and time step; a teddy-grasp
+    demo's scene is rebuilt for its ground) and the names in OUT/forces.csv; defaults where those are absent."""
+    out = Path(out)
+    layout = Layout()
+    data = json.loads((out / "scene.json").read_text()) if (out / "scene.json").is_file() else {}
+    dt = data.get("time", {}).get("dt")
+    layout.frame_dt = dt * int(data.get("output", {}).get("every", 1)) if dt else None
+    layout.planes = [(h["origin"], h["normal"]) for h in data.get("half_spaces", [])]
+    layout.n_bodies = len(data.get("bodies", [])) or None
+    layout.view = data.get("output", {}).get("view")  # e.g. a face scene's camera (scene.face_scene)
     g = np.asarray(data.get("gravity", [0.0, -9.81, 0.0]), float)
     if np.linalg.norm(g) > 0:
-        info["up"] = tuple(-g / np.linalg.norm(g))
-    return info
+        layout.up = tuple(-g / np.linalg.norm(g))
+    shown = data.get("output", {}).get("preview_bodies")  # a face scene's: the skin, not the lips' proxy
+    layout.shown = [str(b) for b in shown] if isinstance(shown, list) else None
+    layout.names = {**_force_names(out / "forces.csv"), **_header_names(out)}
+    if sim is None and data.get("demo") == "teddy-grasp":  # its scene.json holds parameters, not the ground
+        from .demo_grasp import build_grasp, grasp_parameters
+
+        builder, ids = build_grasp(replace(grasp_parameters(data), mode="full"))  # the same ground, no cage
+        _model_layout(layout, builder.finalize()[0], {i: name for name, i in ids.items()})
+    if sim is not None:
+        from .runner import collision_body_names
+
+        _model_layout(layout, sim.model, dict(enumerate(collision_body_names(sim))))
+        layout.n_bodies = len(sim.body_names) or None
+        layout.frame_dt = sim.dt * int(sim.output.get("every", 1))
+    return layout
+
+
+def _model_layout(layout: Layout, model, names: dict) -> None:
+    """Set layout's names ({body id: name}), half spaces and up from a ``model.Model``."""
+    layout.names = names
+    layout.planes = [(p.origin, p.normal) for p in getattr(model.collision_mesh, "planes", [])]
+    g = np.asarray(model.gravity, float)
+    layout.up = tuple(-g / np.linalg.norm(g)) if np.linalg.norm(g) > 0 else layout.up
+
+
+def _header_names(out: Path) -> dict:
+    """{body id: name} from the first frame's PLY header (``io_frames.read_ply_names``: a face run's frames name
+    their bodies); empty when it names none."""
+    first = out / "frames" / "surface_00000.ply"
+    names = io_frames.read_ply_names(first) if first.is_file() else None
+    return dict(enumerate(names or []))
+
+
+def _force_names(path: Path) -> dict:
+    """{body id: name} from the first step's rows of a forces.csv (empty when it is absent or unreadable)."""
+    names = {}
+    try:
+        with open(path, newline="") as fh:
+            rows = csv.DictReader(fh)
+            first = None
+            for row in rows:
+                first = row["step"] if first is None else first
+                if row["step"] != first:
+                    break
+                names[int(row["body"])] = row["name"]
+    except (OSError, KeyError, ValueError):
+        return {}
+    return names
 
 
 def _codimensional(out: Path, n_vertices: int):
@@ -219,50 +345,36 @@ def _codimensional(out: Path, n_vertices: int):
     return mesh.edges[mesh.codim_edges], mesh.codim_vertices
 
 
-def _shown(face_body: np.ndarray, bodies, names) -> np.ndarray:
-    """(m,) bool: the faces to draw, those of the bodies named in ``bodies`` (scene.json's
-    output.preview_bodies; names from the frame's header, ``io_frames.read_ply_names``, or "body<i>"); all when
-    ``bodies`` is None or names none of the frame's bodies."""
-    names = list(names or [])
-    ids = [i for i in range(int(face_body.max()) + 1 if len(face_body) else 0)
-           if (names[i] if i < len(names) else f"body{i}") in (bodies or ())]
-    shown = np.isin(face_body, ids)
-    return shown if shown.any() else np.ones(len(face_body), bool)
-
-
-def render_run(out_dir, max_frames: int = 80, size=(640, 480)) -> list[Path]:
+def render_run(out_dir, max_frames: int = 80, size=(640, 480), view=None, sim=None) -> list[Path]:
     """Render OUT/frames/surface_*.ply into OUT/preview.png and OUT/preview.mp4 (or .gif); returns the paths
-    written. Raises ValueError when the directory holds no frame or frames of different surfaces."""
+    written. view: the camera (``render_view.view_toward``: "auto", "front", "side", ..., a direction (3,) from
+    the scene to the eye, or {"azimuth_deg", "elevation_deg"}; None: the scene's output.view, else automatic);
+    sim: the ``runner.Simulation`` that wrote OUT (names, ground and up from its model; None: ``scene_layout``
+    reads OUT). Raises ValueError when the directory holds no frame or frames of different surfaces, or for a
+    bad view."""
     out = Path(out_dir)
     from .runner import list_frames
 
     paths = list_frames(out)
     if not paths:
         raise ValueError(f"{out}: no frames/surface_*.ply to render")
-    info = _scene_info(out)
     v0, f0, vertex_body = io_frames.read_ply(paths[0], with_body=True)
-    body = vertex_body[f0[:, 0]] if len(f0) else np.zeros(0, np.int64)
-    shown = _shown(body, info["bodies"], io_frames.read_ply_names(paths[0]))
-    drawn, body = f0[shown], body[shown]  # the faces drawn and their bodies
-    used = np.arange(len(v0)) if shown.all() else np.unique(drawn)  # the vertices that frame the camera
-    lo, hi = (v0[used].min(axis=0), v0[used].max(axis=0)) if len(used) else (np.zeros(3), np.ones(3))
     frames = []
     for p in paths:
         v, f = io_frames.read_ply(p)
         if v.shape != v0.shape or not np.array_equal(f, f0):
             raise ValueError(f"{p}: its surface differs from {paths[0].name} (vertex count or faces)")
         frames.append(v)
-        if len(used):
-            lo, hi = np.minimum(lo, v[used].min(axis=0)), np.maximum(hi, v[used].max(axis=0))
-    renderer = Renderer((lo, hi), body, info["n_bodies"], info["planes"], info["up"], size, info["view"])
+    layout = scene_layout(out, sim)
+    renderer = make_renderer(frames, f0, vertex_body, layout, size, view)
     segments, points = _codimensional(out, len(v0))
-    step_time = info["dt"] * info["every"] if info["dt"] else None
+    step_time = layout.frame_dt
     pick = np.unique(np.linspace(0, len(frames) - 1, min(len(frames), max_frames)).round().astype(int))
 
     def label(i):
         return f"t = {i * step_time:.3f} s" if step_time else f"frame {i}"
 
-    images = [renderer.draw(frames[i], drawn, label(int(i)), segments, points) for i in pick]
+    images = [renderer.draw(frames[i], renderer.faces, label(int(i)), segments, points) for i in pick]
     written = [out / "preview.png"]
     from PIL import Image
 
@@ -297,7 +409,10 @@ def _write_movie(out: Path, images: list[np.ndarray], fps: float) -> Path:
     from PIL import Image
 
     path = out / "preview.gif"
-    pil = [Image.fromarray(img).convert("P", palette=Image.Palette.ADAPTIVE, colors=128) for img in images]
+    # one 128-colour palette from the first, middle and last frames serves all (30x faster than one per frame)
+    sample = np.concatenate([images[0], images[len(images) // 2], images[-1]], axis=0)
+    palette = Image.fromarray(sample).quantize(colors=128, method=Image.Quantize.MEDIANCUT)
+    pil = [Image.fromarray(img).quantize(palette=palette, dither=Image.Dither.NONE) for img in images]
     with io_frames.atomic_path(path) as tmp:
         pil[0].save(tmp, format="GIF", save_all=True, append_images=pil[1:], duration=int(round(1000 / fps)),
                     loop=0)
