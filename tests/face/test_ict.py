@@ -162,6 +162,27 @@ def test_shipped_small_face_matches_build(face):
     assert A.shape == (len(z.tets), 3, 3) and bone.shape == (len(z.bone), 3)
 
 
+def test_add_skin_keeps_every_other_array(shared_data, tmp_path):
+    """``add_skin`` gives a skinless .npz the shipped skin and leaves every other array as it was."""
+    import dataclasses
+
+    from ipcsim.face.data import add_skin, read_face, save_face
+
+    shipped = load_face("small")
+    path = tmp_path / "face.npz"
+    save_face(dataclasses.replace(shipped, skin=None), path)
+    before = dict(np.load(path))
+    assert "skin_vertices" not in before and read_face(path).skin is None
+    add_skin(path, shared_data / "face" / "ict")
+    after = dict(np.load(path))
+    assert all(np.array_equal(after[k], v) for k, v in before.items() if k != "info")
+    skin = read_face(path).skin
+    for a, b in ((skin.vertices, shipped.skin.vertices), (skin.faces, shipped.skin.faces),
+                 (skin.map.nodes, shipped.skin.map.nodes), (skin.map.weights, shipped.skin.map.weights),
+                 (skin.proxy_index, shipped.skin.proxy_index)):
+        assert np.array_equal(a, b)
+
+
 def test_load_ict_units(shared_data):
     ict = load_ict(shared_data / "face" / "ict", names=("jawOpen",))
     assert 0.1 < np.ptp(ict["neutral"][:, 1]) < 0.5  # metres: a head about 34 cm tall
