@@ -2,8 +2,9 @@
 
 ``save_face`` writes a FaceModel compactly: the per-vertex harmonic target displacements (K, n, 3) are stored
 (float32) instead of the per-tet actuation (K, m, 3, 3), which ``load_face`` recomputes (symmetric factors of
-the target gradients, eigenvalues clamped to the build's [min_stretch, max_stretch]). The visible skin (``FaceModel.skin``), where the model has one, is
-stored as its rest vertices, triangles, embedding (nodes, weights) and proxy index.
+the target gradients, eigenvalues clamped to the build's [min_stretch, max_stretch]). The visible skin
+(``FaceModel.skin``), where the model has one, is stored as its rest vertices, triangles, embedding (nodes,
+weights) and proxy index.
 
 The shipped file was given its skin by ``add_skin`` (the rest of it unchanged, array for array):
 
