@@ -65,32 +65,69 @@ def test_demo_writes_frames_and_stats_intersection_free(demo_run):
     assert not (demo_run / "preview.png").exists()
 
 
-def test_demo_frames_carry_the_skin(demo_run):
-    """Body 2 of every frame is the skin (the outer layer of the simulation mesh, ``face.runner.skin_surface``:
-    540 of the small face's 1,620 vertices, 990 triangles) at the solver's positions, after the proxy, which is
-    the same as without the skin: the frames are the solver's own states, frames 0 and 3."""
-    from ipcsim.export import load_run
+@pytest.fixture(scope="module")
+def demo_states(demo_run):
+    """The shipped small face and the solver's own states of the demo's frames (sequence frames 0 and 3)."""
     from ipcsim.face import FacePDSolver, load_face
+
+    model = load_face("small")
+    solver, states = FacePDSolver(model, "woodbury"), []
+    for k in range(len(frames_of(demo_run))):
+        solver.frame(model.sequence[3 * k])
+        states.append(solver.x.copy())
+    return model, states
+
+
+def _skin_of(path):
+    v, f, body = read_ply(path, with_body=True)
+    skin = np.flatnonzero(body == 2)
+    return v[skin], f[body[f[:, 0]] == 2] - skin[0]
+
+
+def test_demo_frames_carry_the_skin(demo_run, demo_states):
+    """Body 2 of every frame is the visible skin (``FaceModel.skin``: the ICT face's fine skin embedded in the
+    simulation tets, 1,150 vertices, 2,112 triangles on the small face) at W_skin x of the solver's states,
+    after the proxy, which is the same as without the skin; the skin's vertices of the proxy are the proxy."""
+    from ipcsim.export import load_run
     from ipcsim.face.runner import skin_surface
     from ipcsim.io_frames import read_ply_names
 
-    model = load_face("small")
-    skin_vertices, skin_faces = skin_surface(model)
-    assert (len(skin_vertices), len(skin_faces)) == (540, 990)
-    solver, p = FacePDSolver(model, "woodbury"), len(model.proxy_vertices)
+    model, states = demo_states
+    skin = model.skin
+    assert skin_surface(model)[0] is skin.map and (len(skin.vertices), len(skin.faces)) == (1150, 2112)
+    p = len(model.proxy_vertices)
     frames = []
-    for k, path in enumerate(frames_of(demo_run)):
+    for path, x in zip(frames_of(demo_run), states, strict=True):
         v, f, body = read_ply(path, with_body=True)
         assert read_ply_names(path) == ["upper lip", "lower lip", "skin"]
-        assert np.flatnonzero(body == 2).tolist() == list(range(p, p + 540))
-        assert np.array_equal(f[body[f[:, 0]] == 2], skin_faces + p)
-        solver.frame(model.sequence[3 * k])
-        assert np.array_equal(v[:p], model.proxy_map.apply(solver.x))  # the proxy, bit for bit
-        assert np.array_equal(v[p:], solver.x[skin_vertices])
+        assert np.flatnonzero(body == 2).tolist() == list(range(p, p + 1150))
+        assert np.array_equal(f[body[f[:, 0]] == 2], skin.faces + p)
+        assert np.array_equal(v[:p], model.proxy_map.apply(x))  # the proxy, bit for bit
+        w_x = np.einsum("sa,saj->sj", skin.map.weights, x[skin.map.nodes])  # W_skin x, summed apart
+        assert np.abs(v[p:] - w_x).max() < 1e-15  # measured 0 (50 sequence frames)
+        assert np.array_equal(v[p:][skin.proxy_index], v[:p])  # at the mouth the skin is the proxy
         frames.append(v[p:])
     assert np.abs(frames[1] - frames[0]).max() > 1e-3  # the skin moved (mm)
     run = load_run(demo_run)  # exports and the viewer name the bodies from the frames' header
     assert run.names == ["upper lip", "lower lip", "skin"] and run.n_bodies == 3
+
+
+def _has_intersections(v, f) -> bool:
+    return bool(ipctk.has_intersections(ipctk.CollisionMesh(v, ipctk.edges(f), f), v))
+
+
+def test_demo_skin_is_intersection_free(demo_run, demo_states):
+    """The visible skin of the demo's frames does not cross itself (ipctk); the simulation mesh's outer surface,
+    the skin drawn before (``FaceModel.skin`` None), crosses itself along the lips' line once they press."""
+    import dataclasses
+
+    from ipcsim.face.runner import skin_surface
+
+    assert not any(_has_intersections(*_skin_of(path)) for path in frames_of(demo_run))
+    model, states = demo_states
+    old_map, old_faces = skin_surface(dataclasses.replace(model, skin=None))
+    assert old_map.n_surface == 540
+    assert [_has_intersections(old_map.apply(x), old_faces) for x in states] == [False, True]
 
 
 def test_scene_file_runs_the_same_frames(tmp_path, cli, demo_run):

@@ -43,3 +43,18 @@ def test_the_jaw_rotates_the_lower_bone_and_crosses_the_sheets():
     x[lower] = (m.rest[lower] - hinge) @ np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]]).T + hinge
     mesh = CollisionMesh.from_triangle_mesh(m.proxy_vertices, m.proxy_faces)
     assert has_intersections(mesh, m.proxy_map.apply(x))
+
+
+def test_the_skin_drawn_is_the_tets_boundary():
+    """No fine skin (``FaceModel.skin`` None): the frames' skin is the simulation mesh's boundary, its vertices
+    selected as they are (``face.runner.skin_surface``)."""
+    from ipcsim.face.runner import skin_surface
+    from ipcsim.geometry.surface import boundary_faces
+
+    m = two_flaps(resolution=(4, 2, 1), frames=3)
+    assert m.skin is None
+    skin_map, faces = skin_surface(m)
+    assert skin_map.is_selection
+    assert np.array_equal(skin_map.index[faces], boundary_faces(m.rest, m.tets))
+    x = m.rest + 0.01 * np.arange(m.rest.size).reshape(-1, 3)
+    assert np.array_equal(skin_map.apply(x), x[skin_map.index])

@@ -63,6 +63,27 @@ def test_proxy_embedding(face):
     assert len(face.proxy_vertices) > 500
 
 
+def test_skin_embedding(face):
+    """The visible skin: the fine patch from the proxy's inner edge out (1,150 vertices, 2,112 triangles),
+    W_skin x_rest reproduces it, the proxy is part of it with the proxy's own rows of W, its vertices outside
+    every tet lie at most a few mm out (at the crop's outline), and it is intersection-free at rest (ipctk)."""
+    skin = face.skin
+    assert (len(skin.vertices), len(skin.faces)) == (1150, 2112)
+    assert np.abs(skin.map.apply(face.rest) - skin.vertices).max() < 1e-12  # measured 2.8e-17 m
+    i = skin.proxy_index
+    assert np.array_equal(skin.vertices[i], face.proxy_vertices)
+    assert np.array_equal(skin.map.nodes[i], face.proxy_map.nodes)
+    assert np.array_equal(skin.map.weights[i], face.proxy_map.weights)
+    edges = lambda f: {tuple(e) for e in np.sort(np.r_[f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]], axis=1)}
+    assert edges(i[face.proxy_faces]) <= edges(skin.faces)  # the proxy's triangles are the skin's
+    _, w, dist, _ = TetLocator(face.rest, face.tets).locate(skin.vertices)
+    outside = dist > 0
+    assert 0 < outside.sum() < 0.3 * len(dist)  # measured 258 of 1,150 (29 of them in the proxy)
+    assert dist.max() < 5e-3  # measured 4.2 mm at the outline, 0.56 mm elsewhere
+    assert np.abs(w.sum(axis=1) - 1).max() < 1e-12
+    assert not ipctk.has_intersections(_ipctk_mesh(skin.vertices, skin.faces), skin.vertices)
+
+
 def test_rest_proxy_intersection_free(face):
     mesh = _ipctk_mesh(face.proxy_vertices, face.proxy_faces)
     assert not ipctk.has_intersections(mesh, face.proxy_vertices)
@@ -133,8 +154,33 @@ def test_shipped_small_face_matches_build(face):
     assert np.abs(z.proxy_map.apply(z.rest) - z.proxy_vertices).max() < 1e-12
     assert np.abs(z.actuation - face.actuation).max() < 1e-3
     assert z.names == face.names and np.abs(z.sequence - face.sequence).max() < 1e-6
+    assert np.array_equal(z.skin.faces, face.skin.faces) and np.array_equal(z.skin.map.nodes, face.skin.map.nodes)
+    assert np.array_equal(z.skin.vertices, face.skin.vertices)
+    assert np.abs(z.skin.map.weights - face.skin.map.weights).max() < 1e-12
+    assert np.array_equal(z.skin.proxy_index, face.skin.proxy_index)
     A, bone = z.blend(z.sequence[20])
     assert A.shape == (len(z.tets), 3, 3) and bone.shape == (len(z.bone), 3)
+
+
+def test_add_skin_keeps_every_other_array(shared_data, tmp_path):
+    """``add_skin`` gives a skinless .npz the shipped skin and leaves every other array as it was."""
+    import dataclasses
+
+    from ipcsim.face.data import add_skin, read_face, save_face
+
+    shipped = load_face("small")
+    path = tmp_path / "face.npz"
+    save_face(dataclasses.replace(shipped, skin=None), path)
+    before = dict(np.load(path))
+    assert "skin_vertices" not in before and read_face(path).skin is None
+    add_skin(path, shared_data / "face" / "ict")
+    after = dict(np.load(path))
+    assert all(np.array_equal(after[k], v) for k, v in before.items() if k != "info")
+    skin = read_face(path).skin
+    for a, b in ((skin.vertices, shipped.skin.vertices), (skin.faces, shipped.skin.faces),
+                 (skin.map.nodes, shipped.skin.map.nodes), (skin.map.weights, shipped.skin.map.weights),
+                 (skin.proxy_index, shipped.skin.proxy_index)):
+        assert np.array_equal(a, b)
 
 
 def test_load_ict_units(shared_data):

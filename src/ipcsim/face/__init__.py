@@ -12,9 +12,10 @@ docs/face_solver.md).
     sim = FaceScene.from_dict({"format": "ipcsim-face/1", "frames": [0, 9]}).build()
     run_face(sim, "OUT")                               # OUT/frames/surface_*.ply, OUT/stats.csv (docs/face.md)
 
-Modules: ``model`` (FaceModel), ``ict`` (the ICT face built from ICT-FaceKit: ``build_face``), ``data`` (the
-shipped small face: ``load_face``, ``read_face``, ``save_face``), ``flaps`` (the synthetic two-flaps model),
-``sequence`` (the 50-frame expression sequence), ``scene`` (face scene files, format ipcsim-face/1),
+Modules: ``model`` (FaceModel, FaceSkin: the visible skin), ``ict`` (the ICT face built from ICT-FaceKit:
+``build_face``), ``data`` (the shipped small face: ``load_face``, ``read_face``, ``save_face``), ``flaps`` (the
+synthetic two-flaps model), ``sequence`` (the 50-frame expression sequence), ``scene`` (face scene files, format
+ipcsim-face/1),
 ``solver`` (000 Algorithm 1: ``FacePDSolver``), ``global_step`` (the four global-step solvers),
 ``regions`` (the collision-aware region x2), ``dense_device`` (the global step's dense algebra on CPU or GPU),
 ``runner`` (a face scene into an output directory), ``demo`` (``ipcsim demo face``). The generic pieces it is
@@ -29,7 +30,7 @@ import importlib
 
 #: public name -> module of this package that defines it
 _EXPORTS = {
-    "FaceModel": "model",
+    "FaceModel": "model", "FaceSkin": "model",
     "build_face": "ict",
     "load_face": "data", "read_face": "data", "save_face": "data",
     "two_flaps": "flaps",

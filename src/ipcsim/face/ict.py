@@ -21,6 +21,10 @@ Construction (``build_face``):
   where the coarse outer surface cuts chords under the curved fine skin, proxy vertices lie slightly outside
   (extrapolated weights; count and largest distance in info['embedding_report']); ``push_rounds`` > 0 pushes
   the outer layer outwards instead (off by default: near the lips it closes the slit between the flaps);
+- the visible skin: the fine patch without the strip of the lips nearer the mouth opening than ``proxy_inner``
+  (the proxy leaves it out too), embedded in the simulation tets the same way (``skin_embedding``): the skin is
+  the proxy over the proxy's band and follows the simulation mesh beyond it (vertices outside every tet:
+  extrapolated weights; count and largest distance in info['skin_embedding_report']);
 - the sequence: 50 frames of expression weights (``expression_sequence``) in which the lips press, roll and
   slide on each other.
 
@@ -36,13 +40,14 @@ import numpy as np
 
 from ..contact.intersection import find_intersections
 from ..geometry.collision_mesh import CollisionMesh
-from ..geometry.embedding import embed_points
+from ..geometry.embedding import TetLocator, embed_points
 from ..geometry.shell_mesh import (annulus_grid, annulus_map, boundary_loops, edge_distance, extrude_shell,
                                   PlanarLocator, shell_report, smooth_unit, tilt_towards_normals,
                                   vertex_normals)
 from ..geometry.shape_targets import HarmonicExtension, actuation_targets
 from ..geometry.surface import compact_vertices
-from .model import FaceModel
+from ..geometry.surface_map import SurfaceMap
+from .model import FaceModel, FaceSkin
 from .sequence import count_interpenetrations, expression_sequence
 
 #: The blendshapes used (ICT-FaceKit file names without .obj).
@@ -225,6 +230,39 @@ def proxy_surface(patch: dict, inner: float, outer: float) -> tuple[np.ndarray, 
     return ids, faces
 
 
+def skin_embedding(patch: dict, proxy_ids: np.ndarray, proxy_map, locator: TetLocator, inner: float):
+    """The visible skin (module doc): the fine patch's triangles whose corners all lie at geodesic distance >=
+    inner [m] from the mouth opening, each vertex embedded in the simulation tets (``embed_points`` with
+    locator), the proxy's vertices (patch-local ids proxy_ids (p,)) with their rows of proxy_map (the same
+    weights: the skin is the proxy there). Returns (FaceSkin, EmbeddingReport of the skin's vertices)."""
+    d, t = patch["distance"], patch["triangles"]
+    ids, (faces,) = compact_vertices(len(d), t[np.all(d[t] >= inner, axis=1)])
+    at = np.searchsorted(ids, proxy_ids)
+    if np.any(at >= len(ids)) or not np.array_equal(ids[np.minimum(at, len(ids) - 1)], proxy_ids):
+        raise ValueError("face skin: the proxy's vertices must be vertices of the skin (proxy_inner >= inner)")
+    w, report = embed_points(patch["vertices"][ids], locator.vertices, locator.tets, locator=locator)
+    nodes, weights = w.nodes.copy(), w.weights.copy()
+    nodes[at], weights[at] = proxy_map.nodes, proxy_map.weights
+    skin_map = SurfaceMap(nodes, weights, w.n_nodes)
+    return FaceSkin(vertices=patch["vertices"][ids], faces=faces, map=skin_map, proxy_index=at), report
+
+
+def attach_skin(model: FaceModel, data_dir=None) -> FaceModel:
+    """Give a face built by ``build_face`` (read back by ``face.data.read_face``) its visible skin from the ICT
+    files in data_dir (``skin_embedding`` with the model's info['params']); returns the model (modified)."""
+    p = model.info["params"]
+    ict = load_ict(data_dir, model.names)
+    patch = mouth_patch(ict, p["crop_radius"], p["crop_top"], p["crop_inner"])
+    pids, pfaces = proxy_surface(patch, p["proxy_inner"], p["proxy_outer"])
+    if not (np.array_equal(patch["vertices"][pids], model.proxy_vertices) and np.array_equal(pfaces,
+                                                                                             model.proxy_faces)):
+        raise ValueError("face skin: the ICT files do not give this model's proxy")
+    model.skin, report = skin_embedding(patch, pids, model.proxy_map, TetLocator(model.rest, model.tets),
+                                        p["proxy_inner"])
+    model.info["skin_embedding_report"] = str(report)
+    return model
+
+
 def outer_offsets(mesh: dict, fine_uv: np.ndarray, fine_points: np.ndarray, margin: float) -> np.ndarray:
     """How far (n_s,) [m] each outer-layer vertex must move out along its extrusion direction so that the
     outer surface covers the fine points (p, 3) [m] (their annulus-map coordinates fine_uv (p, 2)): a fine
@@ -306,8 +344,10 @@ def build_face(size: str = "small", data_dir=None, names=NAMES, **overrides) -> 
     pids, pfaces = proxy_surface(patch, p["proxy_inner"], p["proxy_outer"])
     proxy_rest = patch["vertices"][pids]
     push, frozen = inflate_outer_layer(mesh, mesh["uv"][pids], proxy_rest, p["push_margin"])
-    w_map, emb = embed_points(proxy_rest, mesh["vertices"], mesh["tets"])
     rest, tets = mesh["vertices"], mesh["tets"]
+    locator = TetLocator(rest, tets)
+    w_map, emb = embed_points(proxy_rest, rest, tets, locator=locator)
+    visible, skin_emb = skin_embedding(patch, pids, w_map, locator, p["proxy_inner"])
     bone, jaw = _bone(mesh, p)
     motions, jaw_res = jaw_motions(ict)
     n_s, grid = mesh["n_surface"], mesh["grid"]
@@ -327,7 +367,7 @@ def build_face(size: str = "small", data_dir=None, names=NAMES, **overrides) -> 
     model = FaceModel(rest=rest, tets=tets, bone=bone, names=list(names), actuation=actuation,
                       bone_displacements=bone_disp, proxy_vertices=proxy_rest, proxy_faces=pfaces,
                       proxy_map=w_map, sequence=expression_sequence(names),
-                      stiffness=np.full(len(tets), p["stiffness"]))
+                      stiffness=np.full(len(tets), p["stiffness"]), skin=visible)
     ring0 = np.flatnonzero(grid.ring == 0)
     upper, lower = _lip_sides(grid, ring0, mesh["vertices"])
     layers = np.arange(p["n_layers"] + 1)[:, None] * n_s
@@ -335,6 +375,7 @@ def build_face(size: str = "small", data_dir=None, names=NAMES, **overrides) -> 
                       params=p, n_vertices=len(rest), n_tets=len(tets), n_bone=len(bone),
                       n_jaw=int(jaw.sum()), n_proxy_vertices=len(proxy_rest), n_proxy_faces=len(pfaces),
                       mesh_report=str(shell_report(rest, tets)), embedding_report=str(emb), outer_push=push,
+                      skin_embedding_report=str(skin_emb),
                       unpushed_outer_vertices=frozen,
                       inverted_targets=n_inv, jaw_fit_residual=float(jaw_res.max()),
                       target_displacements=targets, proxy_ict_ids=patch["ids"][pids],

@@ -21,6 +21,25 @@ from ..geometry.surface_map import SurfaceMap
 
 
 @dataclass
+class FaceSkin:
+    """The visible skin of a face, embedded in the simulation tets as the collision proxy is: skin = W_skin x.
+
+    Attributes:
+        vertices: (s, 3) float64 [m], rest positions (W_skin x_rest).
+        faces: (t, 3) int64, triangles (indices into vertices).
+        map: ``SurfaceMap`` (s, 4) into the n simulation vertices: barycentric weights in the tet holding each
+            vertex (extrapolated from the nearest tet for a vertex outside every tet).
+        proxy_index: (p,) int64, the skin vertex of each proxy vertex: its row of ``map`` is the proxy's row of
+            W, so the skin is the proxy there, bit for bit.
+    """
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    map: SurfaceMap
+    proxy_index: np.ndarray
+
+
+@dataclass
 class FaceModel:
     """A shape-targeting soft body with bone attachments and an embedded collision proxy.
 
@@ -37,6 +56,8 @@ class FaceModel:
         proxy_map: the map W: ``SurfaceMap`` with nodes (p, 4) into the n simulation vertices, weights (p, 4).
         sequence: (frames, K) float64 [1], the expression weights of the shipped animation.
         stiffness: (m,) float64 [Pa] shape-targeting weight per unit rest volume (w_i = stiffness_i V_i).
+        skin: the visible skin embedded in the simulation mesh (``FaceSkin``: the ICT face's fine skin), or None
+            (a model without one, the two flaps: the skin drawn is the simulation mesh's surface).
         info: free-form provenance (source files, sizes, counts).
     """
 
@@ -51,6 +72,7 @@ class FaceModel:
     proxy_map: SurfaceMap
     sequence: np.ndarray
     stiffness: np.ndarray
+    skin: FaceSkin | None = None
     info: dict = field(default_factory=dict)
 
     def blend(self, weights) -> tuple[np.ndarray, np.ndarray]:

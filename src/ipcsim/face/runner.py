@@ -2,8 +2,9 @@
 
     OUT/scene.json                 the resolved face scene (``ipcsim run OUT/scene.json`` runs it again)
     OUT/frames/surface_%05d.ply    each frame run: the collision proxy (the lips and the skin around them, body
-                                   0 upper lip side, 1 lower lip side: ``lip_sides``), then the skin surface of
-                                   the simulation mesh (body 2: ``skin_surface``); names in the header
+                                   0 upper lip side, 1 lower lip side: ``lip_sides``), then the visible skin
+                                   (body 2: ``skin_surface``: the ICT face's fine skin embedded in the
+                                   simulation mesh, the proxy itself near the mouth); names in the header
                                    (``BODY_NAMES``, ``io_frames.read_ply_names``)
     OUT/frames/volume_%05d.vtu     with output.volume: the simulation mesh (tets, J = det F, bone per tet)
     OUT/stats.csv                  one row per frame: the solver's ``FrameStats`` (``STATS_COLUMNS``)
@@ -25,6 +26,7 @@ import numpy as np
 
 from .. import io_frames
 from ..geometry.surface import boundary_faces, compact_vertices
+from ..geometry.surface_map import SurfaceMap
 from ..runner import frame_path, prepare_output
 
 #: the names of the frames' body ids: the proxy's two lip sides, the skin (``skin_surface``)
@@ -64,23 +66,27 @@ def lip_sides(model) -> np.ndarray:
     return (s[:, 1] < a[1] + t * (b[1] - a[1])).astype(np.int32)
 
 
-def skin_surface(model) -> tuple[np.ndarray, np.ndarray]:
-    """The skin: the visible outer surface of the simulation mesh, as (vertices (k,) int64: simulation vertex
-    ids, triangles (t, 3) int64: indices into ``vertices``). For a face built by ``ict.build_face`` (vertex
-    l * n_surface + s in layer l, ``info["params"]["n_layers"]``), the boundary triangles of the outer layer
-    l = 0; for any other model (the two flaps) every boundary triangle of the tets."""
+def skin_surface(model) -> tuple[SurfaceMap, np.ndarray]:
+    """The skin drawn: (W_skin, a ``SurfaceMap`` (k, .) into the simulation vertices (skin positions = W_skin x),
+    triangles (t, 3) int64 over its k vertices). A face with a visible skin (``FaceModel.skin``: the ICT face's
+    fine skin, ``face.ict.skin_embedding``) gives it; any other model the simulation mesh's own surface (a
+    selection of its vertices): for a face built by ``ict.build_face`` without one (vertex l * n_surface + s
+    in layer l, ``info["params"]["n_layers"]``), the boundary triangles of the outer layer l = 0; for the two
+    flaps every boundary triangle of the tets."""
+    if model.skin is not None:
+        return model.skin.map, np.asarray(model.skin.faces, np.int64)
     tris = boundary_faces(model.rest, model.tets)
     layers = int(model.info.get("params", {}).get("n_layers", 0)) + 1
     if layers > 1 and len(model.rest) % layers == 0:
         tris = tris[np.all(tris < len(model.rest) // layers, axis=1)]
     vertices, (local,) = compact_vertices(len(model.rest), tris)
-    return vertices, local
+    return SurfaceMap.selection(vertices, len(model.rest)), local
 
 
 def frame_surface(model, x: np.ndarray, skin: tuple) -> np.ndarray:
-    """Positions (p + k, 3) [m] of one frame's surface: the proxy s = W x (p, 3), then the skin's vertices of
-    x (n, 3) [m] (skin: ``skin_surface(model)``)."""
-    return np.concatenate([model.proxy_map.apply(x), x[skin[0]]])
+    """Positions (p + k, 3) [m] of one frame's surface: the proxy s = W x (p, 3), then the skin W_skin x (k, 3)
+    of x (n, 3) [m] (skin: ``skin_surface(model)``)."""
+    return np.concatenate([model.proxy_map.apply(x), skin[0].apply(x)])
 
 
 def _row(k: int, seq_frame: int, st) -> list:
@@ -101,7 +107,7 @@ def run_face(sim, out_dir, scene_data: dict | None = None, progress: bool = True
     skin = skin_surface(model)
     n_proxy = len(model.proxy_vertices)
     faces = np.concatenate([np.asarray(model.proxy_faces, np.int64), skin[1] + n_proxy])
-    body = np.concatenate([lip_sides(model), np.full(len(skin[0]), SKIN, np.int32)])
+    body = np.concatenate([lip_sides(model), np.full(skin[0].n_surface, SKIN, np.int32)])
     volume = bool(sim.output.get("volume", False))
     bone = np.zeros(len(model.rest), np.int32)
     bone[model.bone] = 1

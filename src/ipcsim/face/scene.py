@@ -23,7 +23,7 @@ but "format"; docs/face.md):
 - output: volume (also write the simulation mesh as frames/volume_*.vtu), render (preview.png and movie), view
   (the preview's camera: azimuth_deg, elevation_deg; default in front of the face, slightly from above),
   preview_bodies (the bodies of the frames the preview draws, of "upper lip", "lower lip" (the collision
-  proxy) and "skin"; default ["skin"]: the face, which covers the proxy embedded just under it).
+  proxy) and "skin"; default ["skin"]: the face, whose part around the mouth is the proxy itself).
 
 Every problem is a ``SceneError`` with one line naming the file and the key.
 """
