@@ -38,7 +38,6 @@ import numpy as np
 
 from ..contact.barrier_potential import barrier_potential_gradient
 from ..contact.broad_phase import build_candidates
-from ..contact.ccd import compute_collision_free_stepsize
 from ..contact.collisions import build_collisions
 from ..contact.formulation import BarrierFormulation
 from ..contact.friction import FrictionCollisions, FrictionPotential
@@ -48,7 +47,7 @@ from . import validation
 from .elastic import ElasticTerm
 from .friction_params import FrictionParameters, stencil_mu
 from .integrators import LaggedRayleighDamping, check_damping_ratio
-from .line_search import LINE_SEARCH_REFINEMENTS, backtrack
+from .line_search import LINE_SEARCH_REFINEMENTS, backtrack, collision_free_bound
 from .linear import Factorization, compute_ordering, resolve_backend
 from .reduction import FreePattern, PatternCache
 from .stiffness_damping import StiffnessDamping
@@ -507,8 +506,7 @@ class NewtonSolver:
                 break
             t0 = time.perf_counter()
             xs0, xs1 = ev.xs, self._surface(x + p)
-            candidates = build_candidates(mesh, xs0, xs1, inflation_radius=0.5 * dhat)
-            alpha = compute_collision_free_stepsize(mesh, xs0, xs1, candidates=candidates)
+            candidates, alpha = collision_free_bound(mesh, xs0, xs1, dhat)
             alpha = min(alpha, self.elastic.max_step(x, p, setup.prescribed))
             stats.time_ccd += time.perf_counter() - t0
             t0 = time.perf_counter()
