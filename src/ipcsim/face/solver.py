@@ -207,9 +207,9 @@ class FacePDSolver:
             e += barrier_potential(coll, self.mesh, s, **self._barrier_args())
         return _Point(x, s, coll, e, g, rot, t_local)
 
-    def _contact_terms(self, pt: _Point):
+    def _contact_terms(self, pt: _Point, arrived: bool):
         """(barrier gradient on the nodes (n, 3) [N], B_ff (3nf, 3nf), B_fb (3nf, 3nb) CSR [N/m]); None's
-        without an active set."""
+        without an active set; B_fb None once the bone has arrived (only its motion needs it)."""
         if pt.coll is None or not len(pt.coll):
             return None, None, None
         args = self._barrier_args()
@@ -218,7 +218,7 @@ class FacePDSolver:
         w = self.model.proxy_map
         g = w.pull_gradient(gb).reshape(-1, 3)
         b_ff = w.pull_hessian(hb, self._free_dofs, self._free_dofs)
-        b_fb = w.pull_hessian(hb, self._free_dofs, self._bone_dofs) if len(self.bone) else None
+        b_fb = w.pull_hessian(hb, self._free_dofs, self._bone_dofs) if len(self.bone) and not arrived else None
         return g, b_ff, b_fb
 
     # ------------------------------------------------------------------ one frame
@@ -280,7 +280,7 @@ class FacePDSolver:
     def _direction(self, pt: _Point, d_bone, arrived: bool, stats: FrameStats) -> np.ndarray:
         """The global step p (n, 3) [m] at pt (bone rows: their remaining displacement)."""
         t0 = time.perf_counter()
-        gc, b_ff, b_fb = self._contact_terms(pt)
+        gc, b_ff, b_fb = self._contact_terms(pt, arrived)
         stats.time_ipc += time.perf_counter() - t0
         rhs = -pt.grad[self.free]
         if gc is not None:
