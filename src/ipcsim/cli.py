@@ -77,8 +77,8 @@ def _name_bodies(text: str, sim) -> str:
 
 def _check(sim, source: str, quiet: bool) -> None:
     """The pre-simulation sanity check (errors raise _UserError naming the scene ``source``; warnings go to
-    stderr unless quiet). The solver's own first-step check is switched off afterwards (it would repeat this
-    one)."""
+    stderr unless quiet). The run is then told so (``RunOptions.scene_checked``): the solver's own first-step
+    check would repeat this one."""
     from .sanity import check_scene
 
     dhat = getattr(getattr(sim.solver, "contact", None), "dhat", None)
@@ -90,7 +90,6 @@ def _check(sim, source: str, quiet: bool) -> None:
     if not quiet:
         for w in report.warnings:
             print(f"warning: {source}: {_name_bodies(w, sim)}", file=sys.stderr)
-    sim.solver.check_on_first_step = False  # checked here, with body names
 
 
 def _execute(sim, data, args, source: str, demo: str | None = None) -> int:
@@ -103,7 +102,7 @@ def _execute(sim, data, args, source: str, demo: str | None = None) -> int:
     _check(sim, source, args.quiet)
     out = Path(args.output) if args.output else default_output_dir(sim.name)
     opts = RunOptions.from_output(out, sim.output, resume=args.resume, progress=not args.quiet,
-                                  fingerprint=scene_fingerprint(data))
+                                  fingerprint=scene_fingerprint(data), scene_checked=True)
     result = run(sim, opts, data)
     if not args.quiet:
         done = "resumed at step %d, " % result.first_step if result.first_step else ""

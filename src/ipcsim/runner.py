@@ -80,7 +80,9 @@ class Simulation:
 class RunOptions:
     """How to run: out_dir (created by ``prepare_output``); every, volume, checkpoint_every as the scene's
     output dict; resume: continue from OUT/checkpoint.npz; progress: tqdm bar on stderr;
-    fingerprint: identifies the scene up to its end time and output options (checked on resume)."""
+    fingerprint: identifies the scene up to its end time and output options (checked on resume);
+    scene_checked: the caller has run ``sanity.check_scene`` on sim.state, so the solver's own check before its
+    first step (``NewtonSolver.check_on_first_step``) is not repeated."""
 
     out_dir: Path
     every: int = 1
@@ -89,6 +91,7 @@ class RunOptions:
     resume: bool = False
     progress: bool = True
     fingerprint: str = ""
+    scene_checked: bool = False
 
     @classmethod
     def from_output(cls, out_dir, output: dict, **kw) -> "RunOptions":
@@ -359,6 +362,8 @@ def run(sim: Simulation, opts: RunOptions, scene_data: dict | None = None) -> Ru
         out.frame(0, state)
         frames = 1
         out.checkpoint(state, 0, frames)
+    if opts.scene_checked and hasattr(sim.solver, "check_on_first_step"):
+        sim.solver.check_on_first_step = False
     bar = _progress_bar(opts, n_steps, first, sim.name)
     unconverged = []
     try:

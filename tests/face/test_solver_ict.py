@@ -40,3 +40,27 @@ def test_face_frames_are_intersection_free_and_every_solver_agrees(face):
     free = FacePDSolver(face, "direct", FaceContact(enabled=False))
     xs, _ = free.run(seq)
     assert any(_intersects(face, x) for x in xs)
+
+
+def test_the_line_search_bisects_after_a_rejection(face, monkeypatch):
+    """The face's line search is the Newton loop's (``solvers.line_search.backtrack``) with its bisections of
+    [accepted, rejected]: on the small face's first 13 frames a rejected trial is followed by bisections that
+    keep a point no halving alpha_max / 2^k reaches, at a lower energy than halving alone. Measured: one search
+    with a rejection (frame 12), which kept a bisection point; with the refinement off
+    (LINE_SEARCH_REFINEMENTS = 0) this test fails."""
+    import ipcsim.face.solver as face_solver
+    from ipcsim.solvers import line_search
+
+    seen = []
+
+    def spy(evaluate, energy, alpha, refinements=None):
+        found = line_search.backtrack(evaluate, energy, alpha, refinements)
+        if found.trials > 1:
+            seen.append((alpha, found, line_search.backtrack(evaluate, energy, alpha, 0)))
+        return found
+    monkeypatch.setattr(face_solver, "backtrack", spy)
+    _, stats = FacePDSolver(face, "woodbury").run(face.sequence[:13])
+    assert all(s.converged for s in stats)
+    refined = [(f, plain) for a, f, plain in seen if f.alpha not in [a * 0.5 ** k for k in range(64)]]
+    print(f"{len(seen)} line searches with a rejection, {len(refined)} kept a bisection point")
+    assert refined and all(f.energy < plain.energy for f, plain in refined)

@@ -221,8 +221,6 @@ def test_one_pass_energy_equals_the_energy_kernel(rng, material):
 def test_a_solve_starts_with_one_elastic_pass(rng):
     """The start of a Newton solve asks for the energy, then the derivatives, at the same point: the elastic
     term answers both from one pass (the derivatives cached on the evaluation), not from two."""
-    from ipcsim.solvers.terms import DERIVATIVES_FOLLOW
-
     model, state, x = _scene(rng)
     solver = ImplicitEulerSolver(model, ContactParameters(dhat=DHAT, kappa=1e5), sanity_check=False)
     pot = solver.potential(state, H)
@@ -236,7 +234,7 @@ def test_a_solve_starts_with_one_elastic_pass(rng):
             return _original(*args)
         setattr(elastic, name, counted)
     ev = pot.evaluation(x)
-    ev.cache[DERIVATIVES_FOLLOW] = True
+    ev.derivatives_follow = True
     e = pot.energy(ev)
     grad, _, _ = pot.gradient_hessian(ev)
     assert calls == {"energy": 0, "gradient_and_hessian": 0, "gradient_hessian_energy": 1}

@@ -18,7 +18,8 @@ pressure [Pa]) on the proxy s = W x (p, 3) [m] (``FaceModel.proxy_map``). Each i
    'schur', 'woodbury': the same p up to round-off);
 4. stop when ||p||_inf < tol * (proxy bounding-box diagonal at rest);
 5. CCD on (W x, W (x + p)) (additive CCD; W is linear, so straight vertex paths), alpha_max;
-6. backtracking line search from alpha_max on the true energy E (halving until E does not increase); the
+6. backtracking line search from alpha_max on the true energy E (halving until E does not increase, then
+   bisections of [accepted, rejected] keeping the lowest E: the Newton loop's ``solvers.line_search``); the
    trajectory candidates of step 5 serve every trial's active set (exact along the segment).
 
 Bones (Dirichlet): the bone vertices go from their previous positions to the frame's targets along the
@@ -50,13 +51,14 @@ import scipy.sparse as sp
 
 from ..contact.barrier_potential import barrier_potential, barrier_potential_gradient, barrier_potential_hessian
 from ..contact.broad_phase import build_candidates
-from ..contact.ccd import compute_collision_free_stepsize
 from ..contact.collisions import build_collisions
+from ..contact.formulation import BarrierFormulation
 from ..contact.intersection import find_intersections
 from ..contact.stiffness import minimum_distance_squared
 from ..energies import shape_targeting as st
 from ..geometry.collision_mesh import CollisionMesh
 from ..solvers import validation
+from ..solvers.line_search import backtrack, collision_free_bound
 from .global_step import make_global_solver
 from .regions import collision_aware_vertices, contact_prone_proxy
 
@@ -72,6 +74,11 @@ class FaceContact:
     dhat_rel: float = 1e-3
     kappa: float | None = None
     convergent: bool = True
+
+    @property
+    def formulation(self) -> BarrierFormulation:
+        """The three switches ``convergent`` stands for (``contact.formulation``)."""
+        return BarrierFormulation.of(self.convergent)
 
 
 @dataclass
@@ -155,9 +162,7 @@ class FacePDSolver:
         c = self.contact
         self.dhat = float(c.dhat) if c.dhat is not None else c.dhat_rel * self.bbox
         self.kappa = float(c.kappa) if c.kappa is not None else float(np.mean(model.stiffness))
-        jm = model.proxy_map.matrix.tocsc()
-        self._j_free = jm[:, _dofs(self.free)].tocsr()
-        self._j_bone = jm[:, _dofs(self.bone)].tocsr()
+        self._free_dofs, self._bone_dofs = _dofs(self.free), _dofs(self.bone)
         x2_all = collision_aware_vertices(model, rings=x2_rings) if x2 is None else np.asarray(x2, np.int64)
         free_index = np.full(n, -1, np.int64)
         free_index[self.free] = np.arange(len(self.free))
@@ -180,12 +185,11 @@ class FacePDSolver:
     def _collisions(self, s, candidates):
         if not self.contact.enabled:
             return None
-        conv = self.contact.convergent
-        return build_collisions(self.mesh, s, self.dhat, candidates=candidates, use_area_weighting=conv,
-                                use_improved_max_approximator=conv)
+        return build_collisions(self.mesh, s, self.dhat, candidates=candidates,
+                                **self.contact.formulation.collision_args)
 
     def _barrier_args(self) -> dict:
-        return dict(stiffness=self.kappa, use_physical_barrier=self.contact.convergent)
+        return dict(stiffness=self.kappa, **self.contact.formulation.potential_args)
 
     def _evaluate(self, x, a, candidates) -> _Point:
         """The true energy, its shape-targeting gradient and rotations (one local step) at x; the active set from
@@ -203,18 +207,18 @@ class FacePDSolver:
             e += barrier_potential(coll, self.mesh, s, **self._barrier_args())
         return _Point(x, s, coll, e, g, rot, t_local)
 
-    def _contact_terms(self, pt: _Point):
+    def _contact_terms(self, pt: _Point, arrived: bool):
         """(barrier gradient on the nodes (n, 3) [N], B_ff (3nf, 3nf), B_fb (3nf, 3nb) CSR [N/m]); None's
-        without an active set."""
+        without an active set; B_fb None once the bone has arrived (only its motion needs it)."""
         if pt.coll is None or not len(pt.coll):
             return None, None, None
         args = self._barrier_args()
         gb = barrier_potential_gradient(pt.coll, self.mesh, pt.s, **args)
         hb = barrier_potential_hessian(pt.coll, self.mesh, pt.s, project="analytic", **args)
-        g = self.model.proxy_map.pull_gradient(gb).reshape(-1, 3)
-        hj = hb @ self._j_free
-        b_ff = (self._j_free.T @ hj).tocsr()
-        b_fb = (hj.T @ self._j_bone).tocsr() if len(self.bone) else None
+        w = self.model.proxy_map
+        g = w.pull_gradient(gb).reshape(-1, 3)
+        b_ff = w.pull_hessian(hb, self._free_dofs, self._free_dofs)
+        b_fb = w.pull_hessian(hb, self._free_dofs, self._bone_dofs) if len(self.bone) and not arrived else None
         return g, b_ff, b_fb
 
     # ------------------------------------------------------------------ one frame
@@ -257,7 +261,7 @@ class FacePDSolver:
                 stats.converged = True
                 break
             candidates, alpha = self._ccd(pt, p, stats)
-            new = self._advance(pt, p, a, alpha, arrived, candidates, target, stats)
+            new, alpha = self._advance(pt, p, a, alpha, arrived, candidates, target, stats)
             if new is None:
                 stats.stalled = True
                 break
@@ -276,7 +280,7 @@ class FacePDSolver:
     def _direction(self, pt: _Point, d_bone, arrived: bool, stats: FrameStats) -> np.ndarray:
         """The global step p (n, 3) [m] at pt (bone rows: their remaining displacement)."""
         t0 = time.perf_counter()
-        gc, b_ff, b_fb = self._contact_terms(pt)
+        gc, b_ff, b_fb = self._contact_terms(pt, arrived)
         stats.time_ipc += time.perf_counter() - t0
         rhs = -pt.grad[self.free]
         if gc is not None:
@@ -297,26 +301,23 @@ class FacePDSolver:
         if not self.contact.enabled:
             return None, 1.0
         t0 = time.perf_counter()
-        s1 = self.model.proxy_map.apply(pt.x + p)
-        candidates = build_candidates(self.mesh, pt.s, s1, inflation_radius=0.5 * self.dhat)
-        alpha = compute_collision_free_stepsize(self.mesh, pt.s, s1, candidates=candidates)
+        candidates, alpha = collision_free_bound(self.mesh, pt.s, self.model.proxy_map.apply(pt.x + p), self.dhat)
         stats.time_ccd += time.perf_counter() - t0
         return candidates, alpha
 
     def _advance(self, pt: _Point, p, a, alpha, arrived, candidates, target, stats: FrameStats):
-        """The next iterate: backtracking from alpha on E (bone arrived; None when no alpha >= 1e-12 decreases
-        E), else the CCD-bounded bone step."""
+        """(the next iterate, its step fraction): the line search from alpha on E (``line_search.backtrack``) when
+        the bone has arrived (None when no trial down to alpha < ``line_search.MIN_ALPHA`` decreases E), else
+        the CCD-bounded bone step."""
         t0 = time.perf_counter()
         if arrived:
-            while True:
-                stats.line_search_steps += 1
-                new = self._evaluate(pt.x + alpha * p, a, candidates)
-                if new.energy <= pt.energy:
-                    break
-                alpha *= 0.5
-                if alpha < 1e-12:
-                    new = None
-                    break
+            def evaluate(step):
+                trial = self._evaluate(pt.x + step * p, a, candidates)
+                return trial, trial.energy
+
+            found = backtrack(evaluate, pt.energy, alpha)
+            stats.line_search_steps += found.trials
+            new, alpha = (found.point if found.decreased else None), found.alpha
         else:
             stats.bone_iterations += 1
             x = pt.x + alpha * p
@@ -325,7 +326,7 @@ class FacePDSolver:
             new = self._evaluate(x, a, candidates)
         # the accepted point's local step and gradient start the next iteration: misc, not line search
         stats.time_line_search += time.perf_counter() - t0 - (new.time_local if new is not None else 0.0)
-        return new
+        return new, alpha
 
     def _finish(self, pt: _Point, stats: FrameStats, ncs, pcg0, fb0) -> None:
         stats.nc_mean = float(np.mean(ncs)) if ncs else 0.0

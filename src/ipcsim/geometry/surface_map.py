@@ -86,6 +86,7 @@ class SurfaceMap:
         self.index = np.ascontiguousarray(self.nodes[:, 0])
         self.is_selection = self.nodes.shape[1] == 1 and bool(np.all(self.weights == 1.0))
         self._matrix = None
+        self._columns = []  # [(coordinate index array, J[:, it])], the last few asked for (``columns``)
 
     @classmethod
     def selection(cls, index, n_nodes: int) -> "SurfaceMap":
@@ -132,10 +133,30 @@ class SurfaceMap:
             self._matrix = j
         return self._matrix
 
-    def pull_hessian(self, h_surface: sp.spmatrix) -> sp.csr_matrix:
-        """J^T H J: a surface Hessian (3 n_surface, 3 n_surface) to the nodes, (3 n_nodes, 3 n_nodes)."""
-        j = self.matrix
-        return (j.T @ sp.csr_matrix(h_surface) @ j).tocsr()
+    def pull_hessian(self, h_surface: sp.spmatrix, rows=None, cols=None) -> sp.csr_matrix:
+        """J^T H J: a symmetric surface Hessian (3 n_surface, 3 n_surface) to the nodes, (3 n_nodes, 3 n_nodes).
+
+        With rows and cols (node-coordinate indices (r,), (c,) int, e.g. the free and the prescribed ones) only
+        the block J_r^T H J_c (r, c) = (H J_r)^T J_c, J_r = J[:, rows] (``columns``), is formed; cols None or
+        the same array object as rows: J_r^T (H J_r)."""
+        if rows is None:
+            j = self.matrix
+            return (j.T @ sp.csr_matrix(h_surface) @ j).tocsr()
+        j_r = self.columns(rows)
+        h_j = sp.csr_matrix(h_surface) @ j_r
+        if cols is None or cols is rows:
+            return (j_r.T @ h_j).tocsr()
+        return (h_j.T @ self.columns(cols)).tocsr()
+
+    def columns(self, coords) -> sp.csr_matrix:
+        """J[:, coords] (3 n_surface, len(coords)) CSR for node-coordinate indices coords (k,) int; the slices of
+        the last four index arrays are kept (found again when the same array object is passed)."""
+        for key, j in self._columns:
+            if key is coords:
+                return j
+        j = self.matrix.tocsc()[:, np.asarray(coords, np.int64)].tocsr()
+        self._columns = [(coords, j)] + self._columns[:3]
+        return j
 
     def coordinate_map(self, node_to_reduced: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(reduced (3 n_surface, k) int64, weights (3 n_surface, k) float64): for each surface coordinate

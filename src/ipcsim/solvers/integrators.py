@@ -73,9 +73,13 @@ def _check_acceleration(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 class ImplicitEuler:
-    """Backward (implicit) Euler: x_hat = x^t + h v^t, weights (1, h^2), v = (x - x^t)/h."""
+    """Backward (implicit) Euler: x_hat = x^t + h v^t, weights (1, h^2), v = (x - x^t)/h.
+
+    Every integrator has ``name`` and ``quasi_static`` (True: no inertia, so no velocity-dependent terms: the
+    solver refuses damping and checks that every body is held)."""
 
     name = "implicit_euler"
+    quasi_static = False
 
     def predictor(self, x: np.ndarray, v: np.ndarray, a: np.ndarray, h: float) -> np.ndarray:
         """x_hat (n, 3) [m] from x^t (n, 3) [m], v^t (n, 3) [m/s] (a^t unused) and h [s]."""
@@ -95,6 +99,7 @@ class QuasiStatic(ImplicitEuler):
     """Quasi-static load steps: no inertia, weights (0, 1); v = (x - x^t)/h as a rate, a = 0."""
 
     name = "quasi_static"
+    quasi_static = True
 
     def weights(self, h: float) -> tuple[float, float]:
         """(inertia weight, potential weight [1])."""
@@ -112,6 +117,7 @@ class Newmark:
     """
 
     name = "newmark"
+    quasi_static = False
 
     def __init__(self, beta: float = 0.25, gamma: float = 0.5):
         beta = _finite(beta, "newmark_beta")

@@ -20,7 +20,7 @@ Each Newton iteration: PSD-projected Hessian, direct solve for p over the free c
 lines, since J is linear) and the inversion bound (``ElasticTerm.max_step``: the tets of bodies with
 inversion "prevent", and neo-Hookean ones), one trajectory broad phase whose
 candidates every line-search trial reuses (001 §3), then backtracking until the energy decreases (refined by
-bisection when a trial was rejected, ``NewtonSolver._line_search``). Prescribed
+bisection when a trial was rejected, ``line_search.backtrack``). Prescribed
 nodes (obstacles, Dirichlet sets) take part in the trajectory: while they are short of their targets, p holds
 their remaining displacement and the unknowns' linearised response, and the CCD/inversion-bounded step is taken
 without energy backtracking (E changes with the prescribed positions, so it is no merit function then); once
@@ -38,8 +38,8 @@ import numpy as np
 
 from ..contact.barrier_potential import barrier_potential_gradient
 from ..contact.broad_phase import build_candidates
-from ..contact.ccd import compute_collision_free_stepsize
 from ..contact.collisions import build_collisions
+from ..contact.formulation import BarrierFormulation
 from ..contact.friction import FrictionCollisions, FrictionPotential
 from ..contact.stiffness import minimum_distance_squared, softer_side_stiffness, surface_youngs_modulus
 from ..model import Model, State
@@ -47,10 +47,11 @@ from . import validation
 from .elastic import ElasticTerm
 from .friction_params import FrictionParameters, stencil_mu
 from .integrators import LaggedRayleighDamping, check_damping_ratio
+from .line_search import LINE_SEARCH_REFINEMENTS, backtrack, collision_free_bound
 from .linear import Factorization, compute_ordering, resolve_backend
 from .reduction import FreePattern, PatternCache
 from .stiffness_damping import StiffnessDamping
-from .terms import (DERIVATIVES_FOLLOW, BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm,
+from .terms import (BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm,
                     IncrementalPotential, InertiaTerm, StiffnessDampingTerm)
 
 
@@ -67,6 +68,11 @@ class ContactParameters:
     dhat: float = 1e-3
     kappa: float | None = None
     convergent: bool = True
+
+    @property
+    def formulation(self) -> BarrierFormulation:
+        """The three switches ``convergent`` stands for (``contact.formulation``)."""
+        return BarrierFormulation.of(self.convergent)
 
 
 @dataclass
@@ -118,13 +124,6 @@ class _StepSetup:
     weights: tuple
     damping: LaggedRayleighDamping | None
     extra_terms: list
-
-
-#: bisections of the bracket [accepted, rejected] after a backtracking line search (``NewtonSolver._line_search``)
-LINE_SEARCH_REFINEMENTS = 6
-#: ... when the first rejected trial raised the energy by more than this fraction of it (not round-off: near
-#: convergence the energy changes by less than its own rounding and a refinement would only pick noise)
-REFINE_ABOVE = 1e-6
 
 
 #: with friction, the stop rule's velocity bound is at most this fraction of eps_v (``velocity_tolerance``)
@@ -182,7 +181,7 @@ class NewtonSolver:
         self.friction = friction if friction is not None and friction.enabled else None
         self.damping_ratio = check_damping_ratio(damping_ratio)
         self.stiffness_damping = StiffnessDamping(model)
-        if self.stiffness_damping.enabled and integrator.name == "quasi_static":
+        if self.stiffness_damping.enabled and integrator.quasi_static:
             raise ValueError("a body's damping_stiffness needs a dynamic integrator (quasi-static steps have no "
                              "velocity)")
         self.tol = tol
@@ -232,8 +231,8 @@ class NewtonSolver:
 
     @property
     def quasi_static(self) -> bool:
-        """True for the quasi-static integrator (no inertia)."""
-        return self.integrator.name == "quasi_static"
+        """True for a quasi-static integrator (no inertia; the integrator's own ``quasi_static``)."""
+        return self.integrator.quasi_static
 
     # ------------------------------------------------------------------ history, surface, collisions
     def forget_history(self) -> None:
@@ -273,8 +272,7 @@ class NewtonSolver:
         return self.model.surface_map.apply(x)
 
     def _build_args(self) -> dict:
-        conv = self.contact.convergent
-        return dict(use_area_weighting=conv, use_improved_max_approximator=conv, vertex_stiffness=self.vertex_stiffness)
+        return dict(self.contact.formulation.collision_args, vertex_stiffness=self.vertex_stiffness)
 
     def _barrier_term(self, weight: float) -> BarrierTerm:
         m = self.model
@@ -303,7 +301,7 @@ class NewtonSolver:
         a superset of the static ones (the trajectory boxes hold the static boxes of every point of the segment,
         both inflated by dhat / 2), and its stencils are canonically ordered (``collisions.merge``): the same set
         a static broad phase would give, without building it again."""
-        coll = ev.cache.get("collisions")
+        coll = ev.collisions
         if coll is not None and coll.dhat == self.contact.dhat and ev.candidates is not None:
             key = (self.contact.dhat, self.contact.convergent)
             self._last_static = (key, np.array(ev.xs, np.float64), coll)
@@ -337,7 +335,7 @@ class NewtonSolver:
             self._mu_tables = (fr.body_table(int(mesh.body.max()) + 1), fr.plane_table(len(mesh.planes)))
         mu = stencil_mu(coll.kind, coll.vertices, coll.primitives, mesh.body, *self._mu_tables)
         fc = FrictionCollisions.build(coll, mesh, xs, self.kappa, mu, dhat=self.contact.dhat,
-                                      use_physical_barrier=self.contact.convergent)
+                                      **self.contact.formulation.potential_args)
         return FrictionTerm(fc, FrictionPotential(fr.eps_v, h), jmap.apply(x_t), jmap, weight)
 
     def _potential(self, setup: _StepSetup, friction: FrictionTerm | None) -> IncrementalPotential:
@@ -380,7 +378,7 @@ class NewtonSolver:
         if len(coll):
             barrier = self._barrier_term(1.0)
             ev = IncrementalPotential([], m.surface_map).evaluation(state.x)
-            ev.cache["collisions"] = coll
+            ev.collisions = coll
             g = np.zeros(state.x.size)
             barrier.add_to(ev, g, _NoHessian())
             f -= g.reshape(-1, 3)
@@ -455,7 +453,7 @@ class NewtonSolver:
         out = np.zeros((n, 2, 3))
         if len(coll):
             g = barrier_potential_gradient(coll, mesh, xs, stiffness=self.kappa,
-                                           use_physical_barrier=self.contact.convergent)
+                                           **self.contact.formulation.potential_args)
             out[:, 0] = -_sum_by_body(g, body, n)
         if friction is not None and len(friction.collisions):
             g = friction.potential.gradient(friction.collisions, xs - friction.xs_lag)
@@ -490,8 +488,8 @@ class NewtonSolver:
         ev = potential.evaluation(x)
         # the active set at the start: usually the one the previous step ended with (``_keep_static``), which the
         # friction lagging has just asked for, so no broad phase runs here (the same set a fresh one would give)
-        ev.cache["collisions"] = self._static_collisions(ev.xs)
-        ev.cache[DERIVATIVES_FOLLOW] = True  # the first direction is computed here: elasticity in one pass
+        ev.collisions = self._static_collisions(ev.xs)
+        ev.derivatives_follow = True  # the first direction is computed here: elasticity in one pass
         e = potential.energy(ev)
         stats.converged = False
         started_converged = False
@@ -508,8 +506,7 @@ class NewtonSolver:
                 break
             t0 = time.perf_counter()
             xs0, xs1 = ev.xs, self._surface(x + p)
-            candidates = build_candidates(mesh, xs0, xs1, inflation_radius=0.5 * dhat)
-            alpha = compute_collision_free_stepsize(mesh, xs0, xs1, candidates=candidates)
+            candidates, alpha = collision_free_bound(mesh, xs0, xs1, dhat)
             alpha = min(alpha, self.elastic.max_step(x, p, setup.prescribed))
             stats.time_ccd += time.perf_counter() - t0
             t0 = time.perf_counter()
@@ -536,39 +533,15 @@ class NewtonSolver:
         return x, e, ev, started_converged
 
     def _line_search(self, potential, x, p, alpha, e, candidates, stats):
-        """Backtracking from the CCD/inversion bound alpha until the energy is at most e, then, if a trial was
-        rejected, ``LINE_SEARCH_REFINEMENTS`` bisections of [accepted, rejected] that keep the lowest energy.
-        Returns (evaluation, energy, alpha); the first rejection must exceed the energy by ``REFINE_ABOVE`` of it.
+        """``line_search.backtrack`` from the CCD/inversion bound alpha on the energy e at x (bisections:
+        this module's ``LINE_SEARCH_REFINEMENTS``). Returns (evaluation, energy, alpha)."""
+        def evaluate(a):
+            ev = potential.evaluation(x + a * p, candidates)
+            return ev, potential.energy(ev)
 
-        Why the refinement: a contact that is farther than dhat at x is not in the Newton model, so p drives the
-        body through it; the first trial lands deep in the barrier and is rejected, and halving stops just short
-        of dhat, where the next Newton model again sees no barrier. Each iteration then closes only part of the
-        gap (measured: a stiff cube thrown on the ground took 17 Newton iterations in its impact step, 7 with the
-        refinement). The bisections bring the step into the barrier layer near the minimum along p, so the next
-        model contains the contact. They cost energy evaluations only (the trajectory's candidates are reused)."""
-        bad = e_bad = None
-        while True:
-            stats.line_search_steps += 1
-            ev = potential.evaluation(x + alpha * p, candidates)
-            e_new = potential.energy(ev)
-            if e_new <= e or alpha < 1e-12:
-                break
-            if bad is None:
-                e_bad = e_new
-            bad, alpha = alpha, 0.5 * alpha
-        if bad is None or not e_new <= e or not e_bad - e > REFINE_ABOVE * abs(e):
-            return ev, e_new, alpha  # no rejection, no decrease, or one within round-off: nothing to refine
-        lo, hi = alpha, bad
-        for _ in range(LINE_SEARCH_REFINEMENTS):
-            mid = 0.5 * (lo + hi)
-            stats.line_search_steps += 1
-            ev_mid = potential.evaluation(x + mid * p, candidates)
-            e_mid = potential.energy(ev_mid)
-            if e_mid < e_new:
-                ev, e_new, alpha, lo = ev_mid, e_mid, mid, mid
-            else:
-                hi = mid
-        return ev, e_new, alpha
+        found = backtrack(evaluate, e, alpha, LINE_SEARCH_REFINEMENTS)
+        stats.line_search_steps += found.trials
+        return found.point, found.energy, found.alpha
 
 
 def _sum_by_body(g: np.ndarray, body: np.ndarray, n: int) -> np.ndarray:

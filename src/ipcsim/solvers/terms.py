@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..contact.barrier_potential import barrier_potential, barrier_potential_gradient, barrier_potential_hessian
 from ..contact.collisions import build_collisions
+from ..contact.formulation import BarrierFormulation
 from .reduction import PatternCache, SystemMatrix
 
 
@@ -31,13 +32,20 @@ class Evaluation:
     Attributes:
         x: (n, 3) [m] node positions; xs: (n_surface, 3) [m] collision-surface positions J x;
         candidates: broad-phase candidates reused by every evaluation of a line search (None: static broad
-            phase at x); cache: per-point results shared between terms (e.g. the active set).
+            phase at x);
+        collisions: the active set at xs (``contact.collisions``), built once by the first term that asks
+            (``BarrierTerm.collisions``) or set by the Newton loop; None: not built yet;
+        derivatives_follow: the gradient and Hessian will be asked for right after the energy (the start of a
+            solve), so terms computing both in one pass may do so;
+        elastic: (gradient (3n,), Hessian) of the elastic energy kept by such a pass until ``add_to`` takes them.
     """
 
     x: np.ndarray
     xs: np.ndarray
     candidates: object = None
-    cache: dict = field(default_factory=dict)
+    collisions: object = None
+    derivatives_follow: bool = False
+    elastic: tuple | None = None
 
 
 class EnergyTerm:
@@ -74,11 +82,6 @@ class InertiaTerm(EnergyTerm):
             hess.add_full(self.weight, self.mass.matrix)
 
 
-#: ``Evaluation.cache`` key: set (True) on an evaluation whose gradient and Hessian the Newton loop will ask for right
-#: after its energy (the start of a solve), so that terms computing both in one pass may do so.
-DERIVATIVES_FOLLOW = "derivatives-follow"
-
-
 class ElasticEnergyTerm(EnergyTerm):
     """w Psi(q) over all tets (``solvers.elastic.ElasticTerm`` assembles it; its Hessian is the base pattern of
     the Newton matrix). Psi is +inf when an inversion-guarded tet is inverted."""
@@ -87,16 +90,16 @@ class ElasticEnergyTerm(EnergyTerm):
         self.elastic, self.weight = elastic, float(weight)
 
     def value(self, ev):
-        if ev.cache.get(DERIVATIVES_FOLLOW):  # one pass gives the energy and the derivatives asked for next
+        if ev.derivatives_follow:  # one pass gives the energy and the derivatives asked for next
             ge, he, psi = self.elastic.gradient_hessian_energy(ev.x)
             if math.isfinite(psi):
-                ev.cache["elastic"] = (ge, he)
+                ev.elastic = (ge, he)
         else:
             psi = self.elastic.energy(ev.x)
         return self.weight * psi if math.isfinite(psi) else math.inf
 
     def add_to(self, ev, grad, hess):
-        found = ev.cache.pop("elastic", None)
+        found, ev.elastic = ev.elastic, None
         ge, he = found if found is not None else self.elastic.gradient_and_hessian(ev.x)
         grad += self.weight * ge
         hess.set_elastic(self.weight, he)
@@ -125,16 +128,16 @@ class BarrierTerm(EnergyTerm):
     def __init__(self, mesh, surface_map, dhat: float, kappa: float, convergent: bool, weight: float,
                  vertex_stiffness=None):
         self.mesh, self.surface_map, self.dhat, self.weight = mesh, surface_map, float(dhat), float(weight)
-        self.build_args = dict(use_area_weighting=convergent, use_improved_max_approximator=convergent,
-                               vertex_stiffness=vertex_stiffness)
-        self.barrier_args = dict(stiffness=float(kappa), use_physical_barrier=convergent)
+        form = BarrierFormulation.of(convergent)
+        self.build_args = dict(form.collision_args, vertex_stiffness=vertex_stiffness)
+        self.barrier_args = dict(form.potential_args, stiffness=float(kappa))
 
     def collisions(self, ev: Evaluation):
         """The active set at ev (built once per evaluation)."""
-        if "collisions" not in ev.cache:
-            ev.cache["collisions"] = build_collisions(self.mesh, ev.xs, self.dhat, candidates=ev.candidates,
-                                                      **self.build_args)
-        return ev.cache["collisions"]
+        if ev.collisions is None:
+            ev.collisions = build_collisions(self.mesh, ev.xs, self.dhat, candidates=ev.candidates,
+                                             **self.build_args)
+        return ev.collisions
 
     def value(self, ev):
         coll = self.collisions(ev)
