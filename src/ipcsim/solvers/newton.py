@@ -24,7 +24,8 @@ bisection when a trial was rejected, ``NewtonSolver._line_search``). Prescribed
 nodes (obstacles, Dirichlet sets) take part in the trajectory: while they are short of their targets, p holds
 their remaining displacement and the unknowns' linearised response, and the CCD/inversion-bounded step is taken
 without energy backtracking (E changes with the prescribed positions, so it is no merit function then); once
-they have arrived the usual projected Newton runs. Convergence: ||p||_inf / h < tol * bbox_diagonal (IPC's).
+they have arrived the usual projected Newton runs. Convergence: ||p||_inf / h < tol * bbox_diagonal (IPC's), and
+with friction the friction stencils' tangential increments / h below min(tol * bbox, 0.1 eps_v) (``_small``).
 At the end of a step the contact force -grad(kappa B) and the friction force -grad D on each collision body
 are read out (``StepStats.body_forces`` [N], one more barrier and friction gradient; timed in time_contact).
 """
@@ -40,7 +41,7 @@ from ..contact.barrier_potential import barrier_potential_gradient
 from ..contact.broad_phase import build_candidates
 from ..contact.ccd import compute_collision_free_stepsize
 from ..contact.collisions import build_collisions
-from ..contact.friction import FrictionCollisions, FrictionPotential
+from ..contact.friction import FrictionCollisions, FrictionPotential, increment_effect
 from ..contact.stiffness import minimum_distance_squared, softer_side_stiffness, surface_youngs_modulus
 from ..model import Model, State
 from . import validation
@@ -127,19 +128,26 @@ LINE_SEARCH_REFINEMENTS = 6
 REFINE_ABOVE = 1e-6
 
 
-#: with friction, the stop rule's velocity bound is at most this fraction of eps_v (``velocity_tolerance``)
+#: with friction, the stop rule's bound on the tangential increments at friction stencils is at most this fraction
+#: of eps_v (``velocity_tolerance``, ``NewtonSolver._small``)
 FRICTION_TOL_FRACTION = 0.1
 
 
 def velocity_tolerance(tol: float, bbox: float, friction: FrictionParameters | None) -> float:
-    """The Newton stop rule's bound on ||p||_inf / h [m/s]: tol [1/s] x the simulated bodies' bounding-box diagonal
-    bbox [m] (IPC's rule), and with friction at most ``FRICTION_TOL_FRACTION`` x eps_v [m/s].
+    """The Newton stop rule's friction bound [m/s]: tol [1/s] x the simulated bodies' bounding-box diagonal bbox [m]
+    (IPC's rule), and with friction at most ``FRICTION_TOL_FRACTION`` x eps_v [m/s]. It holds at the friction
+    stencils only (``NewtonSolver._small``: their normal relative increments / h, and their friction force change,
+    at most what a tangential velocity change of this bound makes); every other increment / h is held to tol x bbox.
 
     Why the cap: near stick the lagged friction is a spring of stiffness ~ 2 mu lambda / (eps_v h) per contact
     (the smoothed Coulomb law's slope), so a Newton increment there is at most ~ eps_v h times the relative force
     residual, and a bound tol * bbox above eps_v accepts an iterate whose friction force is wrong by O(mu lambda):
     measured, a 10 cm block on a 20 deg slope with mu = 0.2 (it must slide at g (sin - mu cos) = 1.51 m/s^2)
     stayed stuck at the default tol = 1e-2 (bound 1.7e-3 m/s > eps_v = 1e-3 m/s), one Newton iteration a step.
+    Why only at friction stencils: the lagged friction force of stencil k is a function of its tangential relative
+    displacement alone, and the normal forces lambda of the next lagging are read from its distances; the
+    nodes away from friction contacts change neither (capping the tangential part alone left the mu = 0.2 slope
+    1.7 % slow: the normal part sets lambda).
     """
     bound = float(tol) * float(bbox)
     if friction is not None:
@@ -221,8 +229,39 @@ class NewtonSolver:
 
     @property
     def velocity_tol(self) -> float:
-        """The stop rule's bound on ||p||_inf / h [m/s] (``velocity_tolerance``)."""
+        """The stop rule's bound on the friction stencils' tangential increments / h [m/s]
+        (``velocity_tolerance``); without friction IPC's bound on ||p||_inf / h."""
         return velocity_tolerance(self.tol, self._bbox, self.friction)
+
+    @property
+    def free_velocity_tol(self) -> float:
+        """The stop rule's bound on every node's ||p||_inf / h [m/s]: tol x bbox diagonal (IPC's rule)."""
+        return velocity_tolerance(self.tol, self._bbox, None)
+
+    def _small(self, p: np.ndarray, h: float, potential: IncrementalPotential, ev) -> bool:
+        """The stop rule for the Newton increment p (n, 3) [m] of a step of size h [s] at the iterate ev:
+
+        - every node: ||p||_inf / h < tol x bbox (IPC's rule; measured where the bodies are, ``_increment``);
+        - with friction, at each stencil with w mu lambda != 0 (the lagged ``FrictionCollisions``), when
+          ``velocity_tol`` (min(tol x bbox, 0.1 eps_v)) is the tighter bound: the increment changes the stencil's
+          friction force by less than 2 velocity_tol / eps_v of w mu lambda (what a tangential velocity change of
+          velocity_tol makes at stick, the force's steepest; a sliding contact, whose force only turns, passes
+          with a larger increment), and the normal part of its relative increment / h is below velocity_tol
+          (the next lagging's lambda is read from those distances).
+        """
+        if self._increment(p) / h >= self.free_velocity_tol:
+            return False
+        vt = self.velocity_tol
+        fric = potential.term(FrictionTerm) if self.friction else None
+        if fric is None or len(fric.collisions) == 0 or vt >= self.free_velocity_tol:
+            return True
+        fc = fric.collisions
+        active = (fc.mu * fc.normal_force * fc.weight) != 0.0
+        if not active.any():
+            return True
+        force, normal = increment_effect(fc, ev.xs - fric.xs_lag, self.model.surface_map.apply(p),
+                                         fric.potential.eps_u)
+        return bool(np.max(normal[active]) < vt * h and np.max(force[active]) < 2.0 * vt / fric.potential.eps_v)
 
     def add_term(self, factory) -> None:
         """Add an energy term to every step: ``factory(state_in, h, weights)`` returns an ``EnergyTerm`` (or None)
@@ -500,7 +539,7 @@ class NewtonSolver:
             stats.newton_iterations += 1
             # IPC's criterion; but the first direction is always taken, else a body whose per-step velocity
             # change is below tol (g h < tol * bbox at small h) would never leave rest
-            small = arrived and self._increment(p) / h < self.velocity_tol
+            small = arrived and self._small(p, h, potential, ev)
             if it == 0:
                 started_converged = small
             if small and it > 0:

@@ -260,6 +260,45 @@ class FrictionPotential:
         return assemble_block_csr(vertices, nv, local, len(u))
 
 
+def relative_displacements(fc: FrictionCollisions, u: np.ndarray) -> np.ndarray:
+    """Gamma_k u (m, 3) [m]: every lagged stencil's relative displacement (the two sides' closest points) for
+    collision-vertex displacements u (n_vertices, 3) [m]."""
+    u = np.asarray(u, dtype=np.float64).reshape(-1, 3)
+    if len(fc) == 0:
+        return np.zeros((0, 3))
+    v = np.asarray(fc.vertices, np.int64)
+    g = np.where(v >= 0, fc.gamma, 0.0)  # padded slots (-1) carry no weight
+    return np.einsum("ki,kic->kc", g, u[np.maximum(v, 0)])
+
+
+def tangential_displacements(fc: FrictionCollisions, u: np.ndarray) -> np.ndarray:
+    """u_k = T_k^T Gamma_k u (m, 2) [m]: every lagged stencil's tangential relative displacement for collision-vertex
+    displacements u (n_vertices, 3) [m] (vectorised ``tangential_displacement``)."""
+    return np.einsum("kc,kcj->kj", relative_displacements(fc, u), fc.tangent_basis)
+
+
+def friction_direction(uk: np.ndarray, eps_u: float) -> np.ndarray:
+    """F_k = f1(||u_k||) u_k / ||u_k|| (m, 2) [1]: each stencil's friction force per unit w mu lambda, its sign
+    reversed, at tangential displacements uk (m, 2) [m] (0 at u_k = 0); ||F_k|| <= 1, and F_k is Lipschitz in u_k
+    with constant 2 / eps_u (the slope f1'(0) of the stick regime)."""
+    y = np.linalg.norm(uk, axis=1)
+    f1x = np.where(y < eps_u, (2.0 - y / eps_u) / eps_u, 1.0 / np.maximum(y, eps_u))  # f1(y) / y
+    return f1x[:, None] * uk
+
+
+def increment_effect(fc: FrictionCollisions, u: np.ndarray, du: np.ndarray, eps_u: float):
+    """What an increment du (n_vertices, 3) [m] from the displacement u (n_vertices, 3) [m] (from the step's start)
+    does to each lagged stencil: (||F_k(u + du) - F_k(u)|| (m,) [1], the change of its friction force per unit
+    w_k mu_k lambda_k (``friction_direction``; at most 2 ||T_k^T Gamma_k du|| / eps_u), and the normal part of its
+    relative displacement ||(I - T_k T_k^T) Gamma_k du|| (m,) [m])."""
+    r = relative_displacements(fc, du)
+    duk = np.einsum("kc,kcj->kj", r, fc.tangent_basis)
+    uk = tangential_displacements(fc, u)
+    force = np.linalg.norm(friction_direction(uk + duk, eps_u) - friction_direction(uk, eps_u), axis=1)
+    normal = np.sqrt(np.maximum(np.einsum("kc,kc->k", r, r) - np.einsum("kj,kj->k", duk, duk), 0.0))
+    return force, normal
+
+
 def _psd_mode(project) -> int:
     """Projection code of ``ipcsim.contact.psd`` names; 'analytic' is the exact 2x2 clamp here."""
     code = psd.projection_code(project)
