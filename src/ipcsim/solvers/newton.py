@@ -208,24 +208,25 @@ class NewtonSolver:
         self._last_static = None  # (parameters, xs, active set) of the last ``_static_collisions``
         self._last_ordering = (None, None)  # (free mask object, its ordering) of the last ``_ordering_for``
         self._mu_tables = None  # friction coefficients between collision bodies and of planes (``_friction_term``)
-        self._own = None  # (n,) bool: nodes not carrying a fine surface (``_increment``), set on first use
+        self._own = None  # (all nodes?, ids of the nodes not carrying a fine surface) (``_increment``), on first use
 
-    def _increment(self, p: np.ndarray) -> float:
+    def _increment(self, p: np.ndarray, jp: np.ndarray | None = None) -> float:
         """||p||_inf [m] of the stopping rule, measured where the bodies are: a node's own displacement for
         full-space bodies, the collision surface's J p for the nodes that only carry a fine surface (embedded and
         affine bodies, whose cage nodes sit outside the body and move further than any of its points). For a
-        model of full-space bodies it is max |p| over all nodes (IPC's rule)."""
+        model of full-space bodies it is max |p| over all nodes (IPC's rule). jp: J p (n_surface, 3) [m] if known."""
         if self._own is None:  # nodes measured by their own displacement (all but the cage nodes)
             jm = self.model.surface_map
             own = np.ones(self.model.n_vertices, bool)
             if not jm.is_selection:
                 mapped = ~((jm.weights[:, 0] == 1.0) & np.all(jm.weights[:, 1:] == 0.0, axis=1))
                 own[jm.nodes[mapped][jm.weights[mapped] != 0.0]] = False
-            self._own = own
-        if self._own.all():
-            return float(np.max(np.abs(p)))
-        own = np.max(np.abs(p[self._own])) if self._own.any() else 0.0
-        return float(max(own, np.max(np.abs(self.model.surface_map.apply(p)))))
+            self._own = (bool(own.all()), np.flatnonzero(own))
+        everywhere, own = self._own
+        if everywhere:
+            return float(np.abs(p).max())
+        jp = self.model.surface_map.apply(p) if jp is None else jp
+        return float(max(np.abs(p[own]).max() if len(own) else 0.0, np.abs(jp).max()))
 
     @property
     def velocity_tol(self) -> float:
@@ -249,7 +250,8 @@ class NewtonSolver:
           with a larger increment), and the normal part of its relative increment / h is below velocity_tol
           (the next lagging's lambda is read from those distances).
         """
-        if self._increment(p) / h >= self.free_velocity_tol:
+        jp = self.model.surface_map.apply(p)
+        if self._increment(p, jp) / h >= self.free_velocity_tol:
             return False
         vt = self.velocity_tol
         fric = potential.term(FrictionTerm) if self.friction else None
@@ -259,8 +261,7 @@ class NewtonSolver:
         active = (fc.mu * fc.normal_force * fc.weight) != 0.0
         if not active.any():
             return True
-        force, normal = increment_effect(fc, ev.xs - fric.xs_lag, self.model.surface_map.apply(p),
-                                         fric.potential.eps_u)
+        force, normal = increment_effect(fc, ev.xs - fric.xs_lag, jp, fric.potential.eps_u)
         return bool(np.max(normal[active]) < vt * h and np.max(force[active]) < 2.0 * vt / fric.potential.eps_v)
 
     def add_term(self, factory) -> None:

@@ -291,12 +291,38 @@ def increment_effect(fc: FrictionCollisions, u: np.ndarray, du: np.ndarray, eps_
     does to each lagged stencil: (||F_k(u + du) - F_k(u)|| (m,) [1], the change of its friction force per unit
     w_k mu_k lambda_k (``friction_direction``; at most 2 ||T_k^T Gamma_k du|| / eps_u), and the normal part of its
     relative displacement ||(I - T_k T_k^T) Gamma_k du|| (m,) [m])."""
-    r = relative_displacements(fc, du)
-    duk = np.einsum("kc,kcj->kj", r, fc.tangent_basis)
-    uk = tangential_displacements(fc, u)
-    force = np.linalg.norm(friction_direction(uk + duk, eps_u) - friction_direction(uk, eps_u), axis=1)
-    normal = np.sqrt(np.maximum(np.einsum("kc,kc->k", r, r) - np.einsum("kj,kj->k", duk, duk), 0.0))
+    m = len(fc)
+    force, normal = np.zeros(m), np.zeros(m)
+    if m:
+        _increment_effect(np.ascontiguousarray(fc.vertices, dtype=np.int64), np.ascontiguousarray(STENCIL_SIZE[fc.kind]),
+                          np.ascontiguousarray(fc.tangent_basis), np.ascontiguousarray(fc.gamma),
+                          np.ascontiguousarray(u, dtype=np.float64).reshape(-1, 3),
+                          np.ascontiguousarray(du, dtype=np.float64).reshape(-1, 3), float(eps_u), force, normal)
     return force, normal
+
+
+@njit(cache=True)
+def _increment_effect(vertices, nv, T, gamma, u, du, eps_u, force, normal):
+    """``increment_effect`` per stencil into force (m,) and normal (m,)."""
+    for k in range(vertices.shape[0]):
+        uk0, uk1 = tangential_displacement(T, gamma, vertices, nv[k], k, u)
+        r0 = 0.0
+        r1 = 0.0
+        r2 = 0.0
+        for i in range(nv[k]):
+            v = vertices[k, i]
+            g = gamma[k, i]
+            r0 += g * du[v, 0]
+            r1 += g * du[v, 1]
+            r2 += g * du[v, 2]
+        d0 = T[k, 0, 0] * r0 + T[k, 1, 0] * r1 + T[k, 2, 0] * r2
+        d1 = T[k, 0, 1] * r0 + T[k, 1, 1] * r1 + T[k, 2, 1] * r2
+        a = f1_over_x(math.sqrt(uk0 * uk0 + uk1 * uk1), eps_u)
+        w0, w1 = uk0 + d0, uk1 + d1
+        b = f1_over_x(math.sqrt(w0 * w0 + w1 * w1), eps_u)
+        f0_, f1_ = b * w0 - a * uk0, b * w1 - a * uk1
+        force[k] = math.sqrt(f0_ * f0_ + f1_ * f1_)
+        normal[k] = math.sqrt(max(r0 * r0 + r1 * r1 + r2 * r2 - d0 * d0 - d1 * d1, 0.0))
 
 
 def _psd_mode(project) -> int:
