@@ -25,7 +25,7 @@ nodes (obstacles, Dirichlet sets) take part in the trajectory: while they are sh
 their remaining displacement and the unknowns' linearised response, and the CCD/inversion-bounded step is taken
 without energy backtracking (E changes with the prescribed positions, so it is no merit function then); once
 they have arrived the usual projected Newton runs. Convergence: ||p||_inf / h < tol * bbox_diagonal (IPC's), and
-with friction the friction stencils' tangential increments / h below min(tol * bbox, 0.1 eps_v) (``_small``).
+with friction a tighter bound at the friction stencils (``NewtonSolver._small``).
 At the end of a step the contact force -grad(kappa B) and the friction force -grad D on each collision body
 are read out (``StepStats.body_forces`` [N], one more barrier and friction gradient; timed in time_contact).
 """
@@ -128,8 +128,7 @@ LINE_SEARCH_REFINEMENTS = 6
 REFINE_ABOVE = 1e-6
 
 
-#: with friction, the stop rule's bound on the tangential increments at friction stencils is at most this fraction
-#: of eps_v (``velocity_tolerance``, ``NewtonSolver._small``)
+#: with friction, the stop rule's bound at friction stencils is at most this fraction of eps_v (``velocity_tolerance``)
 FRICTION_TOL_FRACTION = 0.1
 
 
@@ -144,10 +143,8 @@ def velocity_tolerance(tol: float, bbox: float, friction: FrictionParameters | N
     residual, and a bound tol * bbox above eps_v accepts an iterate whose friction force is wrong by O(mu lambda):
     measured, a 10 cm block on a 20 deg slope with mu = 0.2 (it must slide at g (sin - mu cos) = 1.51 m/s^2)
     stayed stuck at the default tol = 1e-2 (bound 1.7e-3 m/s > eps_v = 1e-3 m/s), one Newton iteration a step.
-    Why only at friction stencils: the lagged friction force of stencil k is a function of its tangential relative
-    displacement alone, and the normal forces lambda of the next lagging are read from its distances; the
-    nodes away from friction contacts change neither (capping the tangential part alone left the mu = 0.2 slope
-    1.7 % slow: the normal part sets lambda).
+    Only there: a stencil's lagged friction force depends on its tangential relative displacement alone, and the
+    next lagging reads lambda from its distances (the tangential part alone left that slope 1.7 % slow).
     """
     bound = float(tol) * float(bbox)
     if friction is not None:
@@ -230,8 +227,7 @@ class NewtonSolver:
 
     @property
     def velocity_tol(self) -> float:
-        """The stop rule's bound on the friction stencils' tangential increments / h [m/s]
-        (``velocity_tolerance``); without friction IPC's bound on ||p||_inf / h."""
+        """The stop rule's bound [m/s] at the friction stencils (``velocity_tolerance``, ``_small``)."""
         return velocity_tolerance(self.tol, self._bbox, self.friction)
 
     @property
