@@ -52,9 +52,9 @@ def _run(kappa, steps=16, check=True):
 
 def test_default_kappa_is_per_contact_from_the_softer_side(monkeypatch):
     # Newton iterations compared under IPC's stop rule (tol x bbox = 5.1e-3 m/s), as when this was measured. With
-    # friction the default rule is capped at 0.1 eps_v = 1e-4 m/s (``newton.velocity_tolerance``), and there the
-    # counts are set by friction: per contact 9.56 per step (one step of 40), one mean kappa 7.81, by hand at best
-    # 7.75 (1e4 Pa); frictionless 4.44, 4.88, 4.19.
+    # friction the default rule holds the friction stencils to 0.1 eps_v = 1e-4 m/s (``newton.velocity_tolerance``),
+    # and there the counts are set by friction: per contact 6.13 per step, one mean kappa 5.94, by hand at best
+    # 6.13 (1e4 Pa) (with the former rule, every node at 0.1 eps_v: 9.56, 7.81, 7.75); frictionless 4.44, 4.88, 4.19.
     monkeypatch.setattr(newton, "FRICTION_TOL_FRACTION", float("inf"))
     its, solver, _ = _run(None)
     assert solver.kappa == pytest.approx(1e7)  # 0.1 x the stiffest body's modulus ...

@@ -24,7 +24,8 @@ bisection when a trial was rejected, ``line_search.backtrack``). Prescribed
 nodes (obstacles, Dirichlet sets) take part in the trajectory: while they are short of their targets, p holds
 their remaining displacement and the unknowns' linearised response, and the CCD/inversion-bounded step is taken
 without energy backtracking (E changes with the prescribed positions, so it is no merit function then); once
-they have arrived the usual projected Newton runs. Convergence: ||p||_inf / h < tol * bbox_diagonal (IPC's).
+they have arrived the usual projected Newton runs. Convergence: ||p||_inf / h < tol * bbox_diagonal (IPC's), and
+with friction a tighter bound at the friction stencils (``NewtonSolver._small``).
 At the end of a step the contact force -grad(kappa B) and the friction force -grad D on each collision body
 are read out (``StepStats.body_forces`` [N], one more barrier and friction gradient; timed in time_contact).
 """
@@ -40,7 +41,7 @@ from ..contact.barrier_potential import barrier_potential_gradient
 from ..contact.broad_phase import build_candidates
 from ..contact.collisions import build_collisions
 from ..contact.formulation import BarrierFormulation
-from ..contact.friction import FrictionCollisions, FrictionPotential
+from ..contact.friction import FrictionCollisions, FrictionPotential, increment_effect
 from ..contact.stiffness import minimum_distance_squared, softer_side_stiffness, surface_youngs_modulus
 from ..model import Model, State
 from . import validation
@@ -126,19 +127,23 @@ class _StepSetup:
     extra_terms: list
 
 
-#: with friction, the stop rule's velocity bound is at most this fraction of eps_v (``velocity_tolerance``)
+#: with friction, the stop rule's bound at friction stencils is at most this fraction of eps_v (``velocity_tolerance``)
 FRICTION_TOL_FRACTION = 0.1
 
 
 def velocity_tolerance(tol: float, bbox: float, friction: FrictionParameters | None) -> float:
-    """The Newton stop rule's bound on ||p||_inf / h [m/s]: tol [1/s] x the simulated bodies' bounding-box diagonal
-    bbox [m] (IPC's rule), and with friction at most ``FRICTION_TOL_FRACTION`` x eps_v [m/s].
+    """The Newton stop rule's friction bound [m/s]: tol [1/s] x the simulated bodies' bounding-box diagonal bbox [m]
+    (IPC's rule), and with friction at most ``FRICTION_TOL_FRACTION`` x eps_v [m/s]. It holds at the friction
+    stencils only (``NewtonSolver._small``: their normal relative increments / h, and their friction force change,
+    at most what a tangential velocity change of this bound makes); every other increment / h is held to tol x bbox.
 
     Why the cap: near stick the lagged friction is a spring of stiffness ~ 2 mu lambda / (eps_v h) per contact
     (the smoothed Coulomb law's slope), so a Newton increment there is at most ~ eps_v h times the relative force
     residual, and a bound tol * bbox above eps_v accepts an iterate whose friction force is wrong by O(mu lambda):
     measured, a 10 cm block on a 20 deg slope with mu = 0.2 (it must slide at g (sin - mu cos) = 1.51 m/s^2)
     stayed stuck at the default tol = 1e-2 (bound 1.7e-3 m/s > eps_v = 1e-3 m/s), one Newton iteration a step.
+    Only there: a stencil's lagged friction force depends on its tangential relative displacement alone, and the
+    next lagging reads lambda from its distances (the tangential part alone left that slope 1.7 % slow).
     """
     bound = float(tol) * float(bbox)
     if friction is not None:
@@ -199,29 +204,60 @@ class NewtonSolver:
         self._last_static = None  # (parameters, xs, active set) of the last ``_static_collisions``
         self._last_ordering = (None, None)  # (free mask object, its ordering) of the last ``_ordering_for``
         self._mu_tables = None  # friction coefficients between collision bodies and of planes (``_friction_term``)
-        self._own = None  # (n,) bool: nodes not carrying a fine surface (``_increment``), set on first use
+        self._own = None  # (all nodes?, ids of the nodes not carrying a fine surface) (``_increment``), on first use
 
-    def _increment(self, p: np.ndarray) -> float:
+    def _increment(self, p: np.ndarray, jp: np.ndarray | None = None) -> float:
         """||p||_inf [m] of the stopping rule, measured where the bodies are: a node's own displacement for
         full-space bodies, the collision surface's J p for the nodes that only carry a fine surface (embedded and
         affine bodies, whose cage nodes sit outside the body and move further than any of its points). For a
-        model of full-space bodies it is max |p| over all nodes (IPC's rule)."""
+        model of full-space bodies it is max |p| over all nodes (IPC's rule). jp: J p (n_surface, 3) [m] if known."""
         if self._own is None:  # nodes measured by their own displacement (all but the cage nodes)
             jm = self.model.surface_map
             own = np.ones(self.model.n_vertices, bool)
             if not jm.is_selection:
                 mapped = ~((jm.weights[:, 0] == 1.0) & np.all(jm.weights[:, 1:] == 0.0, axis=1))
                 own[jm.nodes[mapped][jm.weights[mapped] != 0.0]] = False
-            self._own = own
-        if self._own.all():
-            return float(np.max(np.abs(p)))
-        own = np.max(np.abs(p[self._own])) if self._own.any() else 0.0
-        return float(max(own, np.max(np.abs(self.model.surface_map.apply(p)))))
+            self._own = (bool(own.all()), np.flatnonzero(own))
+        everywhere, own = self._own
+        if everywhere:
+            return float(np.abs(p).max())
+        jp = self.model.surface_map.apply(p) if jp is None else jp
+        return float(max(np.abs(p[own]).max() if len(own) else 0.0, np.abs(jp).max()))
 
     @property
     def velocity_tol(self) -> float:
-        """The stop rule's bound on ||p||_inf / h [m/s] (``velocity_tolerance``)."""
+        """The stop rule's bound [m/s] at the friction stencils (``velocity_tolerance``, ``_small``)."""
         return velocity_tolerance(self.tol, self._bbox, self.friction)
+
+    @property
+    def free_velocity_tol(self) -> float:
+        """The stop rule's bound on every node's ||p||_inf / h [m/s]: tol x bbox diagonal (IPC's rule)."""
+        return velocity_tolerance(self.tol, self._bbox, None)
+
+    def _small(self, p: np.ndarray, h: float, potential: IncrementalPotential, ev) -> bool:
+        """The stop rule for the Newton increment p (n, 3) [m] of a step of size h [s] at the iterate ev:
+
+        - every node: ||p||_inf / h < tol x bbox (IPC's rule; measured where the bodies are, ``_increment``);
+        - with friction, at each stencil with w mu lambda != 0 (the lagged ``FrictionCollisions``), when
+          ``velocity_tol`` (min(tol x bbox, 0.1 eps_v)) is the tighter bound: the increment changes the stencil's
+          friction force by less than 2 velocity_tol / eps_v of w mu lambda (what a tangential velocity change of
+          velocity_tol makes at stick, the force's steepest; a sliding contact, whose force only turns, passes
+          with a larger increment), and the normal part of its relative increment / h is below velocity_tol
+          (the next lagging's lambda is read from those distances).
+        """
+        jp = self.model.surface_map.apply(p)
+        if self._increment(p, jp) / h >= self.free_velocity_tol:
+            return False
+        vt = self.velocity_tol
+        fric = potential.term(FrictionTerm) if self.friction else None
+        if fric is None or len(fric.collisions) == 0 or vt >= self.free_velocity_tol:
+            return True
+        fc = fric.collisions
+        active = (fc.mu * fc.normal_force * fc.weight) != 0.0
+        if not active.any():
+            return True
+        force, normal = increment_effect(fc, ev.xs - fric.xs_lag, jp, fric.potential.eps_u)
+        return bool(np.max(normal[active]) < vt * h and np.max(force[active]) < 2.0 * vt / fric.potential.eps_v)
 
     def add_term(self, factory) -> None:
         """Add an energy term to every step: ``factory(state_in, h, weights)`` returns an ``EnergyTerm`` (or None)
@@ -498,7 +534,7 @@ class NewtonSolver:
             stats.newton_iterations += 1
             # IPC's criterion; but the first direction is always taken, else a body whose per-step velocity
             # change is below tol (g h < tol * bbox at small h) would never leave rest
-            small = arrived and self._increment(p) / h < self.velocity_tol
+            small = arrived and self._small(p, h, potential, ev)
             if it == 0:
                 started_converged = small
             if small and it > 0:

@@ -14,7 +14,8 @@ Typical use, once per lagging update and then inside Newton::
     D(fc, u), D.gradient(fc, u), D.hessian(fc, u, project="clamp"), D.force(fc, u)
 """
 from .lagged import FrictionCollisions, build_friction_collisions, normal_force_magnitude
-from .potential import FrictionPotential, project_2x2_psd
+from .potential import (FrictionPotential, friction_direction, increment_effect, project_2x2_psd,
+                        relative_displacements, tangential_displacements)
 from .smooth import f0, f1, f1_over_x, f2, f2_x_minus_f1_over_x3
 from .tangent import (
     edge_edge_closest_point,
@@ -52,4 +53,8 @@ __all__ = [
     "relative_displacement_coefficients",
     "relative_displacement_jacobian",
     "stencil_tangent_frame",
+    "relative_displacements",
+    "tangential_displacements",
+    "friction_direction",
+    "increment_effect",
 ]

@@ -260,6 +260,71 @@ class FrictionPotential:
         return assemble_block_csr(vertices, nv, local, len(u))
 
 
+def relative_displacements(fc: FrictionCollisions, u: np.ndarray) -> np.ndarray:
+    """Gamma_k u (m, 3) [m]: every lagged stencil's relative displacement (the two sides' closest points) for
+    collision-vertex displacements u (n_vertices, 3) [m]."""
+    u = np.asarray(u, dtype=np.float64).reshape(-1, 3)
+    if len(fc) == 0:
+        return np.zeros((0, 3))
+    v = np.asarray(fc.vertices, np.int64)
+    g = np.where(v >= 0, fc.gamma, 0.0)  # padded slots (-1) carry no weight
+    return np.einsum("ki,kic->kc", g, u[np.maximum(v, 0)])
+
+
+def tangential_displacements(fc: FrictionCollisions, u: np.ndarray) -> np.ndarray:
+    """u_k = T_k^T Gamma_k u (m, 2) [m]: every lagged stencil's tangential relative displacement for collision-vertex
+    displacements u (n_vertices, 3) [m] (vectorised ``tangential_displacement``)."""
+    return np.einsum("kc,kcj->kj", relative_displacements(fc, u), fc.tangent_basis)
+
+
+def friction_direction(uk: np.ndarray, eps_u: float) -> np.ndarray:
+    """F_k = f1(||u_k||) u_k / ||u_k|| (m, 2) [1]: each stencil's friction force per unit w mu lambda, its sign
+    reversed, at tangential displacements uk (m, 2) [m] (0 at u_k = 0); ||F_k|| <= 1, and F_k is Lipschitz in u_k
+    with constant 2 / eps_u (the slope f1'(0) of the stick regime)."""
+    y = np.linalg.norm(uk, axis=1)
+    f1x = np.where(y < eps_u, (2.0 - y / eps_u) / eps_u, 1.0 / np.maximum(y, eps_u))  # f1(y) / y
+    return f1x[:, None] * uk
+
+
+def increment_effect(fc: FrictionCollisions, u: np.ndarray, du: np.ndarray, eps_u: float):
+    """What an increment du (n_vertices, 3) [m] from the displacement u (n_vertices, 3) [m] (from the step's start)
+    does to each lagged stencil: (||F_k(u + du) - F_k(u)|| (m,) [1], the change of its friction force per unit
+    w_k mu_k lambda_k (``friction_direction``; at most 2 ||T_k^T Gamma_k du|| / eps_u), and the normal part of its
+    relative displacement ||(I - T_k T_k^T) Gamma_k du|| (m,) [m])."""
+    m = len(fc)
+    force, normal = np.zeros(m), np.zeros(m)
+    if m:
+        _increment_effect(np.ascontiguousarray(fc.vertices, dtype=np.int64), np.ascontiguousarray(STENCIL_SIZE[fc.kind]),
+                          np.ascontiguousarray(fc.tangent_basis), np.ascontiguousarray(fc.gamma),
+                          np.ascontiguousarray(u, dtype=np.float64).reshape(-1, 3),
+                          np.ascontiguousarray(du, dtype=np.float64).reshape(-1, 3), float(eps_u), force, normal)
+    return force, normal
+
+
+@njit(cache=True)
+def _increment_effect(vertices, nv, T, gamma, u, du, eps_u, force, normal):
+    """``increment_effect`` per stencil into force (m,) and normal (m,)."""
+    for k in range(vertices.shape[0]):
+        uk0, uk1 = tangential_displacement(T, gamma, vertices, nv[k], k, u)
+        r0 = 0.0
+        r1 = 0.0
+        r2 = 0.0
+        for i in range(nv[k]):
+            v = vertices[k, i]
+            g = gamma[k, i]
+            r0 += g * du[v, 0]
+            r1 += g * du[v, 1]
+            r2 += g * du[v, 2]
+        d0 = T[k, 0, 0] * r0 + T[k, 1, 0] * r1 + T[k, 2, 0] * r2
+        d1 = T[k, 0, 1] * r0 + T[k, 1, 1] * r1 + T[k, 2, 1] * r2
+        a = f1_over_x(math.sqrt(uk0 * uk0 + uk1 * uk1), eps_u)
+        w0, w1 = uk0 + d0, uk1 + d1
+        b = f1_over_x(math.sqrt(w0 * w0 + w1 * w1), eps_u)
+        f0_, f1_ = b * w0 - a * uk0, b * w1 - a * uk1
+        force[k] = math.sqrt(f0_ * f0_ + f1_ * f1_)
+        normal[k] = math.sqrt(max(r0 * r0 + r1 * r1 + r2 * r2 - d0 * d0 - d1 * d1, 0.0))
+
+
 def _psd_mode(project) -> int:
     """Projection code of ``ipcsim.contact.psd`` names; 'analytic' is the exact 2x2 clamp here."""
     code = psd.projection_code(project)
