@@ -25,7 +25,7 @@ BUILT_DEMOS = {
     "face": "the small ICT face's lips press and roll on each other (Projective Dynamics + IPC on the lips' "
             "collision proxy; 10 of the 50 expression frames; --frames, --solver)",
     "plate-rack": "two FinRay fingers replay a gripper trajectory: pick a plate from its stand, place it in a "
-                  "wire dish rack (Embedded IPC 004 IV-B; 5.6 s, 560 steps; --trajectory clean|offset, --mu)",
+                  "wire dish rack (Embedded IPC 004 IV-B; 6 s, 600 steps; --trajectory clean|offset, --mu)",
 }
 DEFAULT_SCENE = "two-cubes"
 

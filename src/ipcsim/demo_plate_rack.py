@@ -21,7 +21,8 @@ from .geometry.finray import TPU_MATERIAL
 from .geometry.trajectory import read_trajectory_csv
 from .model import ModelBuilder
 from .plate_rack import PLATE_DENSITY, RACK_DENSITY, STIFFNESS
-from .plate_rack_scene import DHAT, TRAJECTORIES, finger_meshes, mount_nodes_local, scene_geometry, trajectory_path
+from .plate_rack_scene import (DHAT, FINGER_DAMPING, TRAJECTORIES, finger_meshes, mount_nodes_local, scene_geometry,
+                               trajectory_path)
 from .runner import Simulation
 
 FINGER_MODES = ("embedded", "full")
@@ -37,7 +38,7 @@ class PlateRackParameters:
     """trajectory: "clean" or "offset" (``plate_rack_scene``); fingers: "embedded" or "full"; dt [s]; end_time
     [s] (None: the trajectory's end); mu [1]: friction between the plate, the rack, the stand and the table;
     finger_mu [1]: between the fingers and the plate; tol: Newton tolerance; damping_stiffness [s] of the
-    fingers."""
+    fingers (default ``FINGER_DAMPING``, 0.05 s)."""
 
     trajectory: str = "clean"
     fingers: str = "embedded"
@@ -46,7 +47,7 @@ class PlateRackParameters:
     mu: float = MU
     finger_mu: float = FINGER_MU
     tol: float = 1e-2
-    damping_stiffness: float = 0.0
+    damping_stiffness: float = FINGER_DAMPING
 
     def __post_init__(self):
         if self.trajectory not in TRAJECTORIES:
