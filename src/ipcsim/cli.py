@@ -210,12 +210,37 @@ def _demo(args) -> int:
         raise _UserError(f"demo {name}: --frames, --solver and --device are options of the face demo")
     if name == "teddy-grasp":
         return _teddy_grasp(args)
+    if name == "plate-rack":
+        return _plate_rack(args)
+    if args.trajectory is not None:
+        raise _UserError(f"demo {name}: --trajectory is an option of the plate-rack demo")
     if args.mode is not None or args.mu is not None or args.bubble_material is not None or args.setup is not None:
         raise _UserError(f"demo {name}: --setup, --mode, --mu and --bubble-material are options of the teddy-grasp "
                          "demo")
     path = demo_path(name)
     sim, data = load_simulation(path, args.end_time, args.dt, args.volume or None, False if args.no_render else None)
     return _execute(sim, data, args, f"demo {name}", demo=name)
+
+
+def _plate_rack(args) -> int:
+    """``ipcsim demo plate-rack [--trajectory clean|offset] [--dt H] [--end-time T] [--mu MU]``."""
+    from .demo_plate_rack import PlateRackParameters, plate_rack
+
+    if args.mode is not None or args.setup is not None or args.bubble_material is not None:
+        raise _UserError("demo plate-rack: --setup, --mode and --bubble-material are options of the teddy-grasp demo")
+    p = PlateRackParameters(trajectory=args.trajectory or "clean", end_time=args.end_time)
+    if args.dt is not None:
+        p.dt = float(args.dt)
+    if args.mu is not None:
+        if not args.mu >= 0:
+            raise _UserError(f"--mu must be >= 0, got {args.mu}")
+        p.mu = float(args.mu)
+    sim, data = plate_rack(p)
+    if args.volume:
+        sim.output["volume"] = True
+    if args.no_render:
+        sim.output["render"] = False
+    return _execute(sim, data, args, "demo plate-rack", demo="plate-rack")
 
 
 def _demo_scene(path) -> dict | None:
@@ -544,6 +569,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--bubble-material", choices=("NH", "SNH", "LCR", "FCR"), default=None,
                       help="teddy-grasp: the bubbles' material (default: LCR, the paper's, in the paper set-up; NH "
                            "in the legacy one)")
+    demo.add_argument("--trajectory", choices=("clean", "offset"), default=None,
+                      help="plate-rack: the gripper trajectory (default clean; offset places the plate 5 mm off the "
+                           "slot's centre)")
     _face_demo_arguments(demo)
     demo.set_defaults(func=_demo)
 

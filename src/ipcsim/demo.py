@@ -17,12 +17,15 @@ DEMOS = {
     "pinned-mat": "a heavy cube drops onto a soft mat pinned at two edges (Dirichlet boxes; 0.4 s, 40 steps)",
     "cubes-in-bowl": "two cubes tumble into a static triangle-mesh bowl, friction 0.1 (0.5 s, 50 steps)",
 }
-#: demos built in Python (name -> description): ``ipcsim.demo_grasp``, ``ipcsim.face.demo``
+#: demos built in Python (name -> description): ``ipcsim.demo_grasp``, ``ipcsim.face.demo``,
+#: ``ipcsim.demo_plate_rack``
 BUILT_DEMOS = {
     "teddy-grasp": "two soft bubbles grasp, lift and hold a soft teddy bear (Embedded IPC and Drake's bubble "
                    "gripper; 4 s, 200 steps; --setup paper|legacy, --mode full|medium|low, --dt, --mu)",
     "face": "the small ICT face's lips press and roll on each other (Projective Dynamics + IPC on the lips' "
             "collision proxy; 10 of the 50 expression frames; --frames, --solver)",
+    "plate-rack": "two FinRay fingers replay a gripper trajectory: pick a plate from its stand, place it in a "
+                  "wire dish rack (Embedded IPC 004 IV-B; 6 s, 600 steps; --trajectory clean|offset, --mu)",
 }
 DEFAULT_SCENE = "two-cubes"
 
