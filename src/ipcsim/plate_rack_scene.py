@@ -1,0 +1,244 @@
+"""The plate-in-rack placement of Embedded IPC §IV-B (issue 24, item 5): scene geometry and the two scripted
+gripper trajectories (``ipcsim demo plate-rack --trajectory clean|offset``).
+
+Why the plate starts upright in a stand: a two-finger parallel gripper cannot pick a plate lying flat on a table
+(the plate is 17.8 mm from foot to rim: the fingers' tips would have to get under a 3 mm rim lip lying on the
+table). A dish-loading robot picks plates standing in a drying stand or a rack, pinching the top of the rim lip
+between its fingers from above, and keeps the plate upright all the way into the dish rack's slot, so no
+re-grasp or turn is needed. Here the plate stands in a groove on the table (a plate stand: two fixed jaws, the
+source fixture), leaning a little against one jaw; the gripper comes down over its top, closes its two FinRay
+fingers across the rim lip (the fingers wrap the slanted lip), lifts, carries over the rack, lowers the plate
+into the middle slot until its rim is ``PLACE_CLEARANCE`` above the rack's rails, opens and retracts.
+
+World frame (y up, metres): the table is y = 0; the rack (``plate_rack.rack_for_plate``, 3 slots) is centred on
+x = z = 0 and rests on the table, free (an affine body); its slot ``SLOT`` is centred on x = 0; the stand is at
+x = ``STAND_X``. The plate stands with its axis along x (its foot towards -x), its rim's plane y-z.
+
+Gripper: a rigid frame with identity rotation whose origin is the pinch point (between the two finger pads, at
+the height of the pinch); its opening axis is x. Each finger (``geometry.finray``, ``FINGER``) hangs tip down,
+turned by its flank angle so that its contact flank is vertical and faces the plate; its mounting face (the
+finger's base) is fixed to the gripper's jaw. The trajectory's ``width`` is the jaw separation: the x distance
+between the two mounting faces' centres (as a gripper's driver reports it, not the pad gap): the pad gap is
+``width - 2 * PAD_OFFSET``.
+
+Trajectories (CSV, ``time, x, y, z, qw, qx, qy, qz, width``, sampled at ``SAMPLE_RATE``): ``trajectory_rows``
+makes them (minimum-jerk segments between the waypoints of ``waypoints``), ``write_trajectories`` writes the
+shipped files ``data/trajectories/plate_rack_{clean,offset}.csv``; the offset one places the plate
+``OFFSET`` [m] off the slot's centre along x (across the slot: the rim lands on a divider's wires).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from .geometry.finray import extrude_prisms, finray_cage, finray_profile, triangulate_profile
+from .model import box_tet_mesh
+from .plate_rack import plate_mesh, rack_for_plate, upright_plate_rotation
+
+#: [m] barrier distance of the scene
+DHAT = 1e-3
+#: the dish rack's slot the plate goes into (the middle one of 3)
+SLOT = 1
+N_SLOTS = 3
+#: [m] x of the stand's groove centre (the rack spans x in about [-0.05, 0.05])
+STAND_X = -0.25
+#: [m] the stand's jaws: height, length along z, thickness along x, clearance to the plate a side
+STAND_HEIGHT, STAND_LENGTH, STAND_JAW, STAND_CLEARANCE = 0.04, 0.12, 0.01, 0.002
+#: the FinRay finger (``geometry.finray.finray_finger`` keywords; the generator's defaults: 100 mm long, 45 mm
+#: base, 20 mm thick, 1.8 mm flanks, five 1.2 mm ribs tilted -15 degrees towards the contact flank as in
+#: ``scene.finray_push``)
+FINGER = dict(length=0.1, base_width=0.045, thickness=0.02, flank_thickness=0.0018, rib_thickness=0.0012,
+              n_ribs=5, rib_angle=float(np.radians(-15.0)))
+#: [m] the fine (collision) mesh's triangle size and z layers; the cage's (``finray_cage``) triangle size, layers
+FINE_RESOLUTION, FINE_LAYERS = 0.0012, 4
+CAGE_RESOLUTION, CAGE_LAYERS = 0.0012, 2
+#: [m] depth of the pinch: the fingers' tips go this far below the plate's top
+GRASP_DEPTH = 0.02
+#: [m] the pinch point's x from the plate's foot plane: the middle of the rim lip's top (the lip spans about
+#: 13-17.8 mm from the foot plane in the top 5 mm)
+PINCH_X = 0.0155
+#: [m] pad gap open; how far past first contact each pad is driven when closing
+PAD_GAP_OPEN, SQUEEZE = 0.05, 0.004
+#: [m] pad gap at first contact (the lip's x extent at the pinch: 13.0 to 17.8 mm, see ``PINCH_X``)
+PAD_GAP_CONTACT = 0.0048
+#: [m] lift of the plate's lowest point above the rack's wire tops while carrying
+CARRY_CLEARANCE = 0.03
+#: [m] the placed plate's lowest point above the rack's rails when the fingers open
+PLACE_CLEARANCE = 0.004
+#: [m] the offset trajectory's lateral (x) offset of the place pose from the slot's centre
+OFFSET = 0.005
+#: [1/s] the trajectories' sampling rate
+SAMPLE_RATE = 100.0
+TRAJECTORIES = ("clean", "offset")
+
+
+def _rot_z(angle: float) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def flank_angle(finger: dict = FINGER) -> float:
+    """[rad] the angle between a flank and the finger's axis (atan(base_width / 2 / length))."""
+    return float(np.arctan2(0.5 * finger["base_width"], finger["length"]))
+
+
+def finger_meshes(finger: dict = FINGER) -> dict:
+    """The finger in its own frame (``geometry.finray``: base on y = 0, tip at (0, length), z in [0, thickness]):
+    {"fine": (vertices (n, 3) [m], tets (m, 4)) the collision/mass mesh, "cage": (vertices, tets) the conforming
+    cage (``finray_cage``), "full": the fine mesh (a full-space finger uses it as is)}."""
+    outer, holes = finray_profile(finger["length"], finger["base_width"], finger["flank_thickness"],
+                                  finger["rib_thickness"], finger["n_ribs"], finger["rib_angle"])
+    pts, tri = triangulate_profile(outer, holes, FINE_RESOLUTION)
+    fine = extrude_prisms(pts, tri, np.linspace(0.0, finger["thickness"], FINE_LAYERS + 1))
+    cage = finray_cage(resolution=CAGE_RESOLUTION, layers=CAGE_LAYERS, **finger)
+    return {"fine": fine, "cage": cage, "full": fine}
+
+
+def finger_placement(side: int, pinch, pad_gap: float, finger: dict = FINGER) -> tuple[np.ndarray, np.ndarray]:
+    """(rotation (3, 3), translation (3,) [m]) placing a finger (own frame) in the world for side -1 (at -x of the
+    pinch point, its +x flank the pad) or +1: tip down, turned by ``flank_angle`` so that the pad is vertical at
+    x = pinch_x + side pad_gap / 2, its tip GRASP_DEPTH / 2 below the pinch point (3,) [m], z centred on it."""
+    a = flank_angle(finger)
+    # own frame: the +x flank runs from (w/2, 0) to (0, L); turn it about the base corner to be vertical, then
+    # flip tip-down (diag(1, -1, -1)) for side -1 or (diag(-1, -1, 1)) for side +1
+    turn = _rot_z(-a)
+    flip = np.diag([1.0, -1.0, -1.0]) if side < 0 else np.diag([-1.0, -1.0, 1.0])
+    rot = flip @ turn
+    corner = np.array([0.5 * finger["base_width"], 0.0, 0.5 * finger["thickness"]])  # the pad's base end
+    tip = rot @ np.array([0.0, finger["length"], 0.5 * finger["thickness"]])
+    pad_x = pinch[0] + side * 0.5 * pad_gap
+    # translation such that the pad (through rot @ corner) lies on x = pad_x and the tip's y is pinch_y - depth/2
+    t = np.array([pad_x - (rot @ corner)[0], pinch[1] - 0.5 * GRASP_DEPTH - tip[1], pinch[2] - tip[2]])
+    return rot, t
+
+
+def pad_offset(finger: dict = FINGER) -> float:
+    """[m] x distance from a finger's pad (contact flank) to its mounting face's centre."""
+    rot, t = finger_placement(-1, np.zeros(3), 0.0, finger)
+    base_centre = rot @ np.array([0.0, 0.0, 0.5 * finger["thickness"]]) + t
+    return float(abs(base_centre[0]))
+
+
+@dataclass
+class SceneGeometry:
+    """The placement's geometry at t = 0 (world frame of the module docstring, metres).
+
+    plate: (vertices (450, 3), triangles) in the plate's own frame (``plate_rack.plate_mesh``); plate_rotation
+    (3, 3), plate_translation (3,): its pose (x_world = R x + t); rack: the ``WireRack`` (own frame) and
+    rack_translation (3,); stand: list of the two jaws (vertices (8.., 3) world, tets) fixed; slot_box: (min (3,),
+    max (3,)) the box the placed plate's centre must lie in; slot_center (3,); fingers: {"left"/"right":
+    (rotation (3, 3), translation (3,))} placing ``finger_meshes`` at the start; pinch_start (3,): the gripper
+    origin at t = 0; plate_top (3,) the plate's top point (on its rim); plate_radius, plate_height [m]: the
+    rim's radius and the foot-to-rim height."""
+
+    plate: tuple
+    plate_rotation: np.ndarray
+    plate_translation: np.ndarray
+    rack: object
+    rack_translation: np.ndarray
+    stand: list
+    slot_box: tuple
+    slot_center: np.ndarray
+    fingers: dict
+    pinch_start: np.ndarray
+    plate_top: np.ndarray
+    plate_radius: float
+    plate_height: float
+
+
+def scene_geometry() -> SceneGeometry:
+    """The scene's geometry at t = 0 (see ``SceneGeometry``)."""
+    rack = rack_for_plate(n_slots=N_SLOTS)
+    lift = 1.5 * DHAT  # rack and plate start just out of the table's barrier band and settle onto it
+    rack_t = np.array([0.0, lift, 0.0])
+    v, f = plate_mesh()
+    rot = upright_plate_rotation()
+    radius, height = float(np.abs(v[:, 0]).max()), float(np.ptp(v[:, 1]))
+    plate_t = np.array([STAND_X - 0.5 * height, lift + radius, 0.0])  # its foot plane at STAND_X - h / 2
+    jaw_v, jaw_t = box_tet_mesh((STAND_JAW, STAND_HEIGHT, STAND_LENGTH), (1, 2, 2))
+    stand = []
+    for x0 in (STAND_X - 0.5 * height - STAND_CLEARANCE - STAND_JAW, STAND_X + 0.5 * height + STAND_CLEARANCE):
+        stand.append((jaw_v + [x0, 0.0, -0.5 * STAND_LENGTH], jaw_t))
+    wire = rack.params["wire_diameter"]
+    dx = rack.divider_x
+    c = rack.slot_centers[SLOT] + rack_t
+    lo = np.array([dx[SLOT] + 0.5 * wire, c[1], -0.5 * rack.params["wire_spacing"]])
+    hi = np.array([dx[SLOT + 1] - 0.5 * wire, c[1] + 2.0 * radius, 0.5 * rack.params["wire_spacing"]])
+    top = np.array([0.0, plate_t[1] + radius, 0.0])
+    pinch = np.array([plate_t[0] + PINCH_X, top[1] - 0.5 * GRASP_DEPTH, 0.0])  # the tips GRASP_DEPTH down
+    start = pinch + [0.0, 0.08, 0.0]  # the gripper starts 8 cm above the pinch
+    fingers = {name: finger_placement(s, start, PAD_GAP_OPEN) for name, s in (("left", -1), ("right", 1))}
+    return SceneGeometry((v, f), rot, plate_t, rack, rack_t, stand, (lo, hi), c, fingers, start,
+                         top + [plate_t[0] + height, 0.0, 0.0], radius, height)
+
+
+def waypoints(kind: str = "clean", geo: SceneGeometry | None = None) -> list[tuple[float, np.ndarray, float]]:
+    """The trajectory's waypoints [(time [s], gripper origin (3,) [m], jaw width [m])], gripper rotation the
+    identity throughout; between waypoints the motion is a minimum-jerk blend (``trajectory_rows``)."""
+    if kind not in TRAJECTORIES:
+        raise ValueError(f"plate-rack trajectory must be one of {', '.join(TRAJECTORIES)}, got {kind!r}")
+    geo = geo or scene_geometry()
+    off = pad_offset()
+    w_open = PAD_GAP_OPEN + 2 * off
+    w_closed = PAD_GAP_CONTACT - 2 * SQUEEZE + 2 * off
+    start = geo.pinch_start
+    pinch = start - [0.0, 0.08, 0.0]
+    rack = geo.rack
+    wire_top = geo.rack_translation[1] + rack.params["wire_height"]
+    bottom = geo.plate_translation[1] - geo.plate_radius  # the plate's lowest point at the start
+    lift = wire_top + CARRY_CLEARANCE - bottom
+    up = pinch + [0.0, lift, 0.0]
+    # over the slot: the plate's foot-to-rim extent centred on the slot's centre (+ offset)
+    dx = geo.slot_center[0] - (geo.plate_translation[0] + 0.5 * geo.plate_height) + (OFFSET if kind == "offset" else 0.0)
+    over = up + [dx, 0.0, 0.0]
+    place = over - [0.0, (bottom + lift) - (geo.slot_center[1] + PLACE_CLEARANCE), 0.0]
+    retract = place + [0.0, 0.06, 0.0]
+    return [(0.0, start, w_open), (0.6, pinch, w_open), (1.1, pinch, w_closed), (1.3, pinch, w_closed),
+            (2.0, up, w_closed), (3.0, over, w_closed), (3.8, place, w_closed), (4.0, place, w_closed),
+            (4.4, place, w_open), (4.9, retract, w_open), (5.0, retract, w_open)]
+
+
+def trajectory_rows(kind: str = "clean", rate: float = SAMPLE_RATE) -> np.ndarray:
+    """(n, 9) rows ``time, x, y, z, qw, qx, qy, qz, width`` [s, m, 1, m] sampled at ``rate`` [1/s] from
+    ``waypoints(kind)``: each segment a minimum-jerk blend s(u) = 10 u^3 - 15 u^4 + 6 u^5 (zero velocity and
+    acceleration at the waypoints, like a robot's point-to-point moves)."""
+    wp = waypoints(kind)
+    t_end = wp[-1][0]
+    times = np.round(np.arange(0.0, t_end + 0.5 / rate, 1.0 / rate), 6)
+    rows = []
+    for t in times:
+        k = min(max(np.searchsorted([w[0] for w in wp], t, side="right") - 1, 0), len(wp) - 2)
+        (t0, p0, w0), (t1, p1, w1) = wp[k], wp[k + 1]
+        u = min(max((t - t0) / (t1 - t0), 0.0), 1.0)
+        s = u ** 3 * (10.0 - 15.0 * u + 6.0 * u * u)
+        p, w = p0 + s * (p1 - p0), w0 + s * (w1 - w0)
+        rows.append([t, *p, 1.0, 0.0, 0.0, 0.0, w])
+    return np.array(rows)
+
+
+def trajectory_path(kind: str) -> Path:
+    """The shipped CSV of trajectory ``kind`` (``data/trajectories/plate_rack_<kind>.csv``)."""
+    if kind not in TRAJECTORIES:
+        raise ValueError(f"plate-rack trajectory must be one of {', '.join(TRAJECTORIES)}, got {kind!r}")
+    return Path(str(resources.files("ipcsim").joinpath("data", "trajectories", f"plate_rack_{kind}.csv")))
+
+
+def format_csv(rows: np.ndarray) -> str:
+    """The CSV text (header and rows, 6-decimal times and 7-decimal values) of trajectory rows (n, 9)."""
+    lines = ["time,x,y,z,qw,qx,qy,qz,width"]
+    for r in rows:
+        lines.append(f"{r[0]:.6f}," + ",".join(f"{x:.7f}" for x in r[1:]))
+    return "\n".join(lines) + "\n"
+
+
+def write_trajectories(directory) -> list[Path]:
+    """Write plate_rack_{clean,offset}.csv into directory; returns their paths."""
+    out = []
+    for kind in TRAJECTORIES:
+        p = Path(directory) / f"plate_rack_{kind}.csv"
+        p.write_text(format_csv(trajectory_rows(kind)))
+        out.append(p)
+    return out
