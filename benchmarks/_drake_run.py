@@ -24,8 +24,10 @@ def stack_surfaces(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def write_surface_frame(out: Path, index: int, parts: list) -> None:
-    """OUT/frames/surface_<index>.ply of ``stack_surfaces(parts)``."""
-    io_frames.write_ply(runner.frame_path(out, "surface", index), *stack_surfaces(parts))
+    """OUT/frames/surface_<index>.ply of ``stack_surfaces(parts)`` (the frames folder made if missing)."""
+    path = runner.frame_path(out, "surface", index)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    io_frames.write_ply(path, *stack_surfaces(parts))
 
 
 def stats_row(step: int, t: float, wall: float, n_contacts: int, penetration: float) -> list:
