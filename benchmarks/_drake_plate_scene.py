@@ -12,21 +12,24 @@ the frames need no change of frame:
   the plant's desired-state port (SAP's implicit PD, stiff gains: tracking to a few micrometres); the desired
   state of a step is the trajectory at the step's end with the step's mean velocity (the motion ipcsim's
   prescribed nodes make in the same step).
-- Fingers: two rigid bodies on prismatic joints of G along its opening axis a; finger s (-1, +1) sits at
-  s w(t) / 2 a from its closed place (ipcsim's gripper rule ``model.gripper``), PD-controlled like the chain.
-  Contact geometry: the convex hull of the FinRay finger (its triangular prism: the outline the plate touches;
-  a rigid finger cannot bend into its ribs) as a compliant hydroelastic Convex, ``FINGER_MODULUS``,
-  Hunt-Crossley dissipation ``FINGER_DISSIPATION``.
+- Fingers: two rigid bodies on prismatic joints of G along its opening axis a; finger s (-1, +1) is driven to
+  s w(t) / 2 a from its closed place (ipcsim's gripper rule ``model.gripper``) by a force-limited PD
+  (``FINGER_GAINS``, effort limit ``FINGER_FORCE``: a real gripper's driver; the trajectory closes the pads past
+  the plate's lip, which a rigid finger cannot wrap as the FinRay does). Contact geometry: the convex hull of
+  the FinRay finger (its triangular prism: a rigid finger cannot bend into its ribs) as a compliant
+  hydroelastic Convex, ``FINGER_MODULUS``, Hunt-Crossley dissipation ``FINGER_DISSIPATION``.
 - Plate: the shipped ``plate_8in_col.obj`` as a free rigid body of Drake's 0.375 kg (inertia of the uniformly
-  filled closed surface), rigid hydroelastic Mesh (its real non-convex surface).
-- Rack: welded to the world (it stands on the table; ipcsim's demo may let it rest free). Each tube of the
-  generated ``WireRack`` is a Drake Cylinder of the wire's diameter (the tube's circumscribed circle: the
-  polygonal tubes ipcsim simulates and the frames show lie inside it). ``rack_contact`` "rigid" (default, 004's
-  "rigid bodies"): rigid hydroelastic cylinders, so plate against wire is a rigid-rigid pair that Drake's
-  ``hydroelastic_with_fallback`` model resolves with point contact (penalty, the plant's default
-  penetration allowance 1 mm; a Mesh takes part in point contact as its convex hull); fingers against wires stay
-  hydroelastic. "compliant": compliant hydroelastic cylinders of modulus ``RACK_MODULUS``, so plate against
-  wire is hydroelastic with the plate's real surface.
+  filled closed surface), rigid hydroelastic Mesh (its real non-convex surface against compliant geometry).
+- Rack: one free rigid body of steel resting on the table, as ipcsim's (``fixed_rack``: welded to the world).
+  Each tube of the generated ``WireRack`` is a Drake Cylinder of the wire's diameter (the tube's circumscribed
+  circle: the polygonal tubes ipcsim simulates and the frames show lie inside it). ``rack_contact`` "rigid"
+  (default, 004's "rigid bodies"): rigid hydroelastic cylinders, so plate against wire is a rigid-rigid pair
+  that Drake's ``hydroelastic_with_fallback`` model resolves with point contact (penalty, the plant's default
+  penetration allowance 1 mm; Drake's point contact takes a Mesh as its convex hull: the plate's dished face
+  filled, pydrake's ``Mesh`` documentation); fingers against wires stay hydroelastic. "compliant": compliant
+  hydroelastic cylinders of modulus ``RACK_MODULUS``, so plate against wire is hydroelastic with the plate's
+  real surface.
+- Stand: the plate's source stand, its two jaws as Boxes welded to the world (rigid hydroelastic).
 - Table: a rigid hydroelastic half-space, its top at y = ``ground``.
 - Friction: Coulomb mu on every geometry (static = dynamic), the SAP solver (``lagged``, the plant's default).
 """
