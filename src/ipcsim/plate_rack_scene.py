@@ -18,8 +18,8 @@ Gripper: a rigid frame with identity rotation whose origin is the pinch point (b
 the height of the pinch); its opening axis is x. Each finger (``geometry.finray``, ``FINGER``) hangs tip down,
 turned by its flank angle so that its contact flank is vertical and faces the plate; its mounting face (the
 finger's base) is fixed to the gripper's jaw. The trajectory's ``width`` is the jaw separation: the x distance
-between the two mounting faces' centres (as a gripper's driver reports it, not the pad gap): the pad gap is
-``width - 2 * PAD_OFFSET``.
+between the two mounting faces' centres (as a gripper's driver reports it, not the pad gap): the pad gap at the
+pinch height is ``width - 2 * pad_offset()``.
 
 Trajectories (CSV, ``time, x, y, z, qw, qx, qy, qz, width``, sampled at ``SAMPLE_RATE``): ``trajectory_rows``
 makes them (minimum-jerk segments between the waypoints of ``waypoints``), ``write_trajectories`` writes the
@@ -52,18 +52,27 @@ STAND_HEIGHT, STAND_LENGTH, STAND_JAW, STAND_CLEARANCE = 0.04, 0.12, 0.01, 0.002
 #: ``scene.finray_push``)
 FINGER = dict(length=0.1, base_width=0.045, thickness=0.02, flank_thickness=0.0018, rib_thickness=0.0012,
               n_ribs=5, rib_angle=float(np.radians(-15.0)))
-#: [m] the fine (collision) mesh's triangle size and z layers; the cage's (``finray_cage``) triangle size, layers
-FINE_RESOLUTION, FINE_LAYERS = 0.0012, 4
+#: [m] the embedded finger's fine (collision and mass) mesh: triangle size and z layers (its outline is exact at
+#: any size: the profile's corners are mesh vertices; the elasticity lives on the cage)
+FINE_RESOLUTION, FINE_LAYERS = 0.003, 2
+#: [m] the conforming cage (``finray_cage``, margin 0): triangle size (one to two triangles across a wall) and z
+#: layers (10 mm thick prisms)
 CAGE_RESOLUTION, CAGE_LAYERS = 0.0012, 2
-#: [m] depth of the pinch: the fingers' tips go this far below the plate's top
-GRASP_DEPTH = 0.02
-#: [m] the pinch point's x from the plate's foot plane: the middle of the rim lip's top (the lip spans about
-#: 13-17.8 mm from the foot plane in the top 5 mm)
-PINCH_X = 0.0155
-#: [m] pad gap open; how far past first contact each pad is driven when closing
-PAD_GAP_OPEN, SQUEEZE = 0.05, 0.004
-#: [m] pad gap at first contact (the lip's x extent at the pinch: 13.0 to 17.8 mm, see ``PINCH_X``)
-PAD_GAP_CONTACT = 0.0048
+#: [m] the full-space finger: triangle size (two triangles across a 1.2 mm rib: ``finray_finger``'s advice of at
+#: most rib / 1.4, else linear tets lock the ribs' hinges) and z layers (5 mm)
+FULL_RESOLUTION, FULL_LAYERS = 0.0008, 4
+#: [m] the fingers' tips go GRASP_DEPTH below the plate's top; the pinch point (the gripper's origin, where the
+#: trajectory's pad gap is measured) is PINCH_DEPTH below it
+GRASP_DEPTH, PINCH_DEPTH = 0.015, 0.01
+#: [m] the pinch point's x from the plate's foot plane: the middle of the rim lip at PINCH_DEPTH (the lip's
+#: section at 10 mm below the top spans 10.6 to 14.8 mm from the foot plane, ``plate_section``)
+PINCH_X = 0.0127
+#: [rad] the pads lean inwards by this angle (the tips closest): closing on the 4 mm lip the pads' upper parts
+#: stay apart (vertical pads squeezing past the lip would meet above the plate's top)
+PAD_TILT = float(np.radians(8.0))
+#: [m] pad gap at the pinch height: open; at first contact (the lip's section there, 4.2 mm); how far past
+#: first contact each pad is driven when closing
+PAD_GAP_OPEN, PAD_GAP_CONTACT, SQUEEZE = 0.05, 0.0042, 0.0025
 #: [m] lift of the plate's lowest point above the rack's wire tops while carrying
 CARRY_CLEARANCE = 0.03
 #: [m] the placed plate's lowest point above the rack's rails when the fingers open
@@ -88,35 +97,57 @@ def flank_angle(finger: dict = FINGER) -> float:
 def finger_meshes(finger: dict = FINGER) -> dict:
     """The finger in its own frame (``geometry.finray``: base on y = 0, tip at (0, length), z in [0, thickness]):
     {"fine": (vertices (n, 3) [m], tets (m, 4)) the collision/mass mesh, "cage": (vertices, tets) the conforming
-    cage (``finray_cage``), "full": the fine mesh (a full-space finger uses it as is)}."""
+    cage (``finray_cage``), "full": the full-space finger's mesh (``FULL_RESOLUTION``)}."""
     outer, holes = finray_profile(finger["length"], finger["base_width"], finger["flank_thickness"],
                                   finger["rib_thickness"], finger["n_ribs"], finger["rib_angle"])
     pts, tri = triangulate_profile(outer, holes, FINE_RESOLUTION)
     fine = extrude_prisms(pts, tri, np.linspace(0.0, finger["thickness"], FINE_LAYERS + 1))
     cage = finray_cage(resolution=CAGE_RESOLUTION, layers=CAGE_LAYERS, **finger)
-    return {"fine": fine, "cage": cage, "full": fine}
+    pts, tri = triangulate_profile(outer, holes, FULL_RESOLUTION)
+    full = extrude_prisms(pts, tri, np.linspace(0.0, finger["thickness"], FULL_LAYERS + 1))
+    return {"fine": fine, "cage": cage, "full": full}
 
 
 def finger_placement(side: int, pinch, pad_gap: float, finger: dict = FINGER) -> tuple[np.ndarray, np.ndarray]:
     """(rotation (3, 3), translation (3,) [m]) placing a finger (own frame) in the world for side -1 (at -x of the
-    pinch point, its +x flank the pad) or +1: tip down, turned by ``flank_angle`` so that the pad is vertical at
-    x = pinch_x + side pad_gap / 2, its tip GRASP_DEPTH / 2 below the pinch point (3,) [m], z centred on it."""
+    pinch point (3,) [m], its +x flank the pad) or +1: tip down, turned by ``flank_angle`` (the pad vertical)
+    then leaning by ``PAD_TILT`` (the tip inwards); the pad crosses the pinch height at x = pinch_x + side
+    pad_gap / 2 [m], the tip is GRASP_DEPTH - PINCH_DEPTH below the pinch point, z centred on it."""
     a = flank_angle(finger)
-    # own frame: the +x flank runs from (w/2, 0) to (0, L); turn it about the base corner to be vertical, then
-    # flip tip-down (diag(1, -1, -1)) for side -1 or (diag(-1, -1, 1)) for side +1
-    turn = _rot_z(-a)
+    # own frame: the +x flank runs from (w/2, 0) to (0, L); turn it vertical, flip tip-down (diag(1, -1, -1):
+    # pad facing +x, or diag(-1, -1, 1): facing -x), then lean the tip inwards
     flip = np.diag([1.0, -1.0, -1.0]) if side < 0 else np.diag([-1.0, -1.0, 1.0])
-    rot = flip @ turn
-    corner = np.array([0.5 * finger["base_width"], 0.0, 0.5 * finger["thickness"]])  # the pad's base end
+    rot = _rot_z(-side * PAD_TILT) @ flip @ _rot_z(-a)
+    corner = rot @ np.array([0.5 * finger["base_width"], 0.0, 0.5 * finger["thickness"]])
     tip = rot @ np.array([0.0, finger["length"], 0.5 * finger["thickness"]])
-    pad_x = pinch[0] + side * 0.5 * pad_gap
-    # translation such that the pad (through rot @ corner) lies on x = pad_x and the tip's y is pinch_y - depth/2
-    t = np.array([pad_x - (rot @ corner)[0], pinch[1] - 0.5 * GRASP_DEPTH - tip[1], pinch[2] - tip[2]])
+    ty = pinch[1] - (GRASP_DEPTH - PINCH_DEPTH) - tip[1]
+    s = (pinch[1] - (corner[1] + ty)) / (tip[1] - corner[1])  # where the pad crosses the pinch height
+    pad_x = corner[0] + s * (tip[0] - corner[0])
+    t = np.array([pinch[0] + side * 0.5 * pad_gap - pad_x, ty, pinch[2] - tip[2]])
     return rot, t
 
 
+def plate_section(depth: float) -> tuple[float, float]:
+    """[m] the upright plate's section along x at ``depth`` [m] below its top, in its symmetry plane (z = 0): the
+    x of its back and front surfaces, measured from the foot plane (the rim lip is a shell slanting towards +x
+    upwards: 10.6 to 14.8 mm at 10 mm depth, 15.5 to 17.7 mm at 1 mm)."""
+    v, f = plate_mesh()
+    u = v @ upright_plate_rotation().T
+    y = u[:, 1].max() - depth
+    hits = []
+    for tri in u[f]:
+        e1, e2 = tri[1] - tri[0], tri[2] - tri[0]
+        a = np.array([[e1[1], e2[1]], [e1[2], e2[2]]])
+        if abs(np.linalg.det(a)) < 1e-18:
+            continue
+        l1, l2 = np.linalg.solve(a, [y - tri[0, 1], -tri[0, 2]])
+        if l1 >= 0 and l2 >= 0 and l1 + l2 <= 1:
+            hits.append(tri[0, 0] + l1 * e1[0] + l2 * e2[0])
+    return float(min(hits)), float(max(hits))
+
+
 def pad_offset(finger: dict = FINGER) -> float:
-    """[m] x distance from a finger's pad (contact flank) to its mounting face's centre."""
+    """[m] x distance from a finger's pad (contact flank, at the pinch height) to its mounting face's centre."""
     rot, t = finger_placement(-1, np.zeros(3), 0.0, finger)
     base_centre = rot @ np.array([0.0, 0.0, 0.5 * finger["thickness"]]) + t
     return float(abs(base_centre[0]))
@@ -168,7 +199,7 @@ def scene_geometry() -> SceneGeometry:
     lo = np.array([dx[SLOT] + 0.5 * wire, c[1], -0.5 * rack.params["wire_spacing"]])
     hi = np.array([dx[SLOT + 1] - 0.5 * wire, c[1] + 2.0 * radius, 0.5 * rack.params["wire_spacing"]])
     top = np.array([0.0, plate_t[1] + radius, 0.0])
-    pinch = np.array([plate_t[0] + PINCH_X, top[1] - 0.5 * GRASP_DEPTH, 0.0])  # the tips GRASP_DEPTH down
+    pinch = np.array([plate_t[0] + PINCH_X, top[1] - PINCH_DEPTH, 0.0])
     start = pinch + [0.0, 0.08, 0.0]  # the gripper starts 8 cm above the pinch
     fingers = {name: finger_placement(s, start, PAD_GAP_OPEN) for name, s in (("left", -1), ("right", 1))}
     return SceneGeometry((v, f), rot, plate_t, rack, rack_t, stand, (lo, hi), c, fingers, start,
@@ -242,3 +273,52 @@ def write_trajectories(directory) -> list[Path]:
         p.write_text(format_csv(trajectory_rows(kind)))
         out.append(p)
     return out
+
+
+def _write_msh(path: Path, vertices: np.ndarray, tets: np.ndarray) -> None:
+    """A Gmsh 2.2 ASCII tet mesh (vertices (n, 3) [m], tets (m, 4), 1-based in the file)."""
+    lines = ["$MeshFormat", "2.2 0 8", "$EndMeshFormat", "$Nodes", str(len(vertices))]
+    lines += [f"{i + 1} {x:.9g} {y:.9g} {z:.9g}" for i, (x, y, z) in enumerate(vertices)]
+    lines += ["$EndNodes", "$Elements", str(len(tets))]
+    lines += [f"{i + 1} 4 0 {a + 1} {b + 1} {c + 1} {d + 1}" for i, (a, b, c, d) in enumerate(tets)]
+    lines += ["$EndElements"]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def scene_json(mesh_dir: str, trajectory: str, mu: float = 0.5, dt: float = 0.01) -> dict:
+    """The scene (embedded fingers) as a JSON scene dict (docs/scenes.md) whose meshes are in mesh_dir (relative
+    to the scene file: finger_fine.msh, finger_cage.msh, rack.msh, plate_8in_col.obj, written by
+    ``write_example``) and whose gripper follows the trajectory file ``trajectory`` (relative path)."""
+    from .demo_plate_rack import mount_nodes_local
+    from .plate_rack import PLATE_DENSITY, RACK_DENSITY, STIFFNESS
+    from .geometry.finray import TPU_MATERIAL
+
+    geo = scene_geometry()
+    cage_v, _ = finger_meshes()["cage"]
+    mount = mount_nodes_local(cage_v).tolist()
+    finger_mat = {"model": "LCR", **{k: TPU_MATERIAL[k] for k in ("density", "youngs_modulus", "poisson_ratio")}}
+    plate_t = geo.plate_translation - geo.plate_rotation @ [0.0, 0.0, 0.0]
+    bodies = [
+        {"name": "plate", "mesh": f"{mesh_dir}/plate_8in_col.obj",
+         "transform": {"rotation": geo.plate_rotation.tolist(), "translation": plate_t.tolist()},
+         "material": {"density": PLATE_DENSITY}, "affine": {"stiffness": STIFFNESS}, "self_contact": False},
+        {"name": "rack", "mesh": f"{mesh_dir}/rack.msh", "transform": {"translation": geo.rack_translation.tolist()},
+         "material": {"density": RACK_DENSITY}, "affine": {"stiffness": STIFFNESS}, "self_contact": False}]
+    for name in ("left", "right"):
+        rot, t = geo.fingers[name]
+        bodies.append({"name": f"{name}_finger", "mesh": f"{mesh_dir}/finger_fine.msh",
+                       "transform": {"rotation": rot.tolist(), "translation": t.tolist()}, "material": finger_mat,
+                       "embedding": {"mesh": f"{mesh_dir}/finger_cage.msh"}, "self_contact": False})
+    obstacles = [{"name": f"stand_{i}", "mesh": {"box": {"size": [STAND_JAW, STAND_HEIGHT, STAND_LENGTH],
+                                                          "resolution": [1, 2, 2]}},
+                  "transform": {"translation": jv.min(axis=0).tolist()}} for i, (jv, _) in enumerate(geo.stand)]
+    return {"format": "ipcsim-scene/1", "name": f"plate-rack-{Path(trajectory).stem}",
+            "time": {"end": float(np.loadtxt(trajectory_path("clean"), delimiter=",", skiprows=1)[-1, 0]),
+                     "dt": dt},
+            "contact": {"dhat": DHAT}, "friction": {"mu": mu, "eps_v": 1e-3}, "solver": {"tol": 1e-2},
+            "bodies": bodies, "obstacles": obstacles,
+            "half_spaces": [{"origin": [0, 0, 0], "normal": [0, 1, 0], "friction": mu}],
+            "grippers": [{"name": "gripper", "trajectory": trajectory, "axis": [1, 0, 0], "attachments": [
+                {"body": "left_finger", "indices": mount, "side": -1},
+                {"body": "right_finger", "indices": mount, "side": 1}]}],
+            "output": {"every": 2, "render": True}}
