@@ -12,12 +12,15 @@ the frames need no change of frame:
   the plant's desired-state port (SAP's implicit PD, stiff gains: tracking to a few micrometres); the desired
   state of a step is the trajectory at the step's end with the step's mean velocity (the motion ipcsim's
   prescribed nodes make in the same step).
-- Fingers: two rigid bodies on prismatic joints of G along its opening axis a; finger s (-1, +1) is driven to
-  s w(t) / 2 a from its closed place (ipcsim's gripper rule ``model.gripper``) by a force-limited PD
-  (``FINGER_GAINS``, effort limit ``FINGER_FORCE``: a real gripper's driver; the trajectory closes the pads past
-  the plate's lip, which a rigid finger cannot wrap as the FinRay does). Contact geometry: the convex hull of
-  the FinRay finger (its triangular prism: a rigid finger cannot bend into its ribs) as a compliant
-  hydroelastic Convex, ``FINGER_MODULUS``, Hunt-Crossley dissipation ``FINGER_DISSIPATION``.
+- Fingers: two rigid bodies on prismatic joints of G along its opening axis a; finger s (-1, +1) follows
+  s w(t) / 2 a from its closed place (ipcsim's gripper rule ``model.gripper``: its mounting face is prescribed)
+  by the same stiff PD as the chain. Contact geometry: the convex hull of the FinRay finger (its triangular
+  prism, the pads leaning inward as placed: a rigid finger cannot bend into its ribs) as a compliant
+  hydroelastic Convex, ``FINGER_MODULUS``, Hunt-Crossley dissipation ``FINGER_DISSIPATION``; the two fingers do
+  not collide with each other (a robot model's usual filter: the trajectory closes the pads past the rim lip,
+  which the FinRay wraps and the rigid hulls overlap below it). A force-limited driver instead
+  (``DrakePlateConfig.finger_force``, e.g. the WSG-50's 40 N) grips the lip with about 26 N a side and the plate
+  slips out of the pads while lifting (clean trajectory, t = 1.5 s, it falls back into its stand).
 - Plate: the shipped ``plate_8in_col.obj`` as a free rigid body of Drake's 0.375 kg (inertia of the uniformly
   filled closed surface), rigid hydroelastic Mesh (its real non-convex surface against compliant geometry).
 - Rack: one free rigid body of steel resting on the table, as ipcsim's (``fixed_rack``: welded to the world).
@@ -29,8 +32,12 @@ the frames need no change of frame:
   filled, pydrake's ``Mesh`` documentation); fingers against wires stay hydroelastic. "compliant": compliant
   hydroelastic cylinders of modulus ``RACK_MODULUS``, so plate against wire is hydroelastic with the plate's
   real surface.
-- Stand: the plate's source stand, its two jaws as Boxes welded to the world (rigid hydroelastic).
-- Table: a rigid hydroelastic half-space, its top at y = ``ground``.
+- Stand: the plate's source stand, its two jaws as Boxes welded to the world.
+- Table: a half-space, its top at y = ``ground``. Table and stand are compliant hydroelastic (``TABLE_MODULUS``,
+  the table a ``TABLE_SLAB`` thick layer): with them rigid, every rigid body resting on them is a rigid-rigid
+  pair, one penalty point per pair, and the free rack rocked on its four rungs (one contact point each) from
+  t = 2.4 s without anything touching it, its rungs up to 5 mm into the table by 3 s (clean trajectory,
+  dt = 0.01 s); compliant, they give the rack and the plate contact patches (Drake's advice for the ground).
 - Friction: Coulomb mu on every geometry (static = dynamic), the SAP solver (``lagged``, the plant's default).
 """
 from __future__ import annotations
@@ -43,11 +50,15 @@ from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
 STIFF_GAINS = (1e7, 1e4)  # (p [N/m or N m/rad], d [N s/m or N m s/rad]) of the gripper's 6 pose joints
-FINGER_GAINS = (1e4, 50.0)  # (p [N/m], d [N s/m]) of each finger's joint (about critical for 0.05 kg)
-FINGER_FORCE = 40.0  # [N], the fingers' effort limit: Drake's WSG-50 driver's default force limit
-FINGER_MODULUS = 1e6  # [Pa], hydroelastic modulus of the fingers' contact surface (a soft printed pad)
+#: with ``DrakePlateConfig.finger_force`` finite (a force-limited driver): gains (p [N/m], d [N s/m]) of each
+#: finger's joint (about critical for 0.05 kg); 40 N is Drake's WSG-50 driver's default force limit
+FINGER_GAINS = (1e4, 50.0)
+#: [Pa], hydroelastic modulus of the fingers' contact surface: the printed TPU's Young's modulus
+#: (``geometry.finray.TPU_MATERIAL``, 26 MPa, the material of ipcsim's FinRay fingers)
+FINGER_MODULUS = 26e6
 FINGER_DISSIPATION = 5.0  # [s/m], Hunt-Crossley
 RACK_MODULUS = 1e7  # [Pa], with rack_contact "compliant": 004's E of the stiff parts
+TABLE_MODULUS, TABLE_SLAB = 1e7, 0.05  # [Pa], [m]: the table's and the stand's compliant hydroelastic layer
 PLATE_MASS = 0.375  # [kg], Drake's model (dishes/plate_8in.sdf)
 BODY_NAMES = ("plate", "rack", "left_finger", "right_finger", "stand")  # body ids of the frames, in this order
 EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
@@ -89,14 +100,14 @@ class PlateRackSetup:
 
 @dataclass
 class DrakePlateConfig:
-    """The Drake run's knobs: time step dt [s], gains of the gripper's pose joints and of its fingers' joints,
-    the fingers' effort limit [N], the rack's contact ("rigid": point contact with the plate, or "compliant"
-    hydroelastic), the fingers' hydroelastic modulus [Pa]."""
+    """The Drake run's knobs: time step dt [s], gains of the gripper's joints, the fingers' effort limit [N]
+    (inf: the fingers follow the width column with the pose joints' gains, as ipcsim's prescribed mounting faces;
+    finite: a force-limited driver with ``FINGER_GAINS``), the rack's contact ("rigid": point contact with the
+    plate, or "compliant" hydroelastic), the fingers' hydroelastic modulus [Pa]."""
 
     dt: float = 0.01
     gains: tuple = STIFF_GAINS
-    finger_gains: tuple = FINGER_GAINS
-    finger_force: float = FINGER_FORCE
+    finger_force: float = float("inf")
     rack_contact: str = "rigid"
     finger_modulus: float = FINGER_MODULUS
 
@@ -254,9 +265,10 @@ class DrakePlateRack:
 def _proximity(mu: float, hydro: str | None, resolution: float = 0.0, modulus: float = 0.0,
                dissipation: float | None = None):
     """ProximityProperties with Coulomb mu and hydro None / "rigid" / "compliant" (resolution hint [m], modulus
-    [Pa]) and an optional Hunt-Crossley dissipation [s/m]."""
-    from pydrake.geometry import (AddCompliantHydroelasticProperties, AddContactMaterial,
-                                  AddRigidHydroelasticProperties, ProximityProperties)
+    [Pa]) / "slab" (a compliant half-space: slab thickness ``resolution`` [m]) and an optional Hunt-Crossley
+    dissipation [s/m]."""
+    from pydrake.geometry import (AddCompliantHydroelasticProperties, AddCompliantHydroelasticPropertiesForHalfSpace,
+                                  AddContactMaterial, AddRigidHydroelasticProperties, ProximityProperties)
     from pydrake.multibody.plant import CoulombFriction
 
     props = ProximityProperties()
@@ -266,6 +278,8 @@ def _proximity(mu: float, hydro: str | None, resolution: float = 0.0, modulus: f
         AddRigidHydroelasticProperties(resolution, props) if resolution else AddRigidHydroelasticProperties(props)
     elif hydro == "compliant":
         AddCompliantHydroelasticProperties(resolution, modulus, props)
+    elif hydro == "slab":
+        AddCompliantHydroelasticPropertiesForHalfSpace(resolution, modulus, props)
     return props
 
 
@@ -300,12 +314,9 @@ def _add_gripper(plant, plan: GripperPlan, setup: PlateRackSetup, cfg: DrakePlat
         joints.append(plant.AddJoint(PrismaticJoint(name + "_slide", g, finger.body_frame(), axis)))
         fingers.append(finger)
     for k, j in enumerate(joints):
-        if k < 6:
-            actuator = plant.AddJointActuator(j.name(), j)
-            p, d = cfg.gains
-        else:  # force-limited, like a real gripper's driver: the rigid fingers stop on the plate
-            actuator = plant.AddJointActuator(j.name(), j, cfg.finger_force)
-            p, d = cfg.finger_gains
+        limited = k >= 6 and np.isfinite(cfg.finger_force)  # a force-limited finger driver
+        actuator = plant.AddJointActuator(j.name(), j, cfg.finger_force if limited else float("inf"))
+        p, d = FINGER_GAINS if limited else cfg.gains
         actuator.set_controller_gains(PdControllerGains(p=p, d=d))
     return inst, fingers, joints
 
@@ -398,7 +409,8 @@ def _add_stand(plant, setup: PlateRackSetup, names: dict):
     for k, (v, _) in enumerate(setup.stand):
         lo, hi = np.min(v, axis=0), np.max(v, axis=0)
         names[plant.RegisterCollisionGeometry(plant.world_body(), RigidTransform(0.5 * (lo + hi)), Box(*(hi - lo)),
-                                              f"stand_{k}", _proximity(setup.mu, "rigid"))] = "stand"
+                                              f"stand_{k}", _proximity(setup.mu, "compliant", 0.005, TABLE_MODULUS))
+              ] = "stand"
         corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
         hv, hf = convex_surface(corners)
         faces.append(hf + sum(len(x) for x in verts))
@@ -440,7 +452,7 @@ def _controller(plan: GripperPlan):
 def build_plate_rack(setup: PlateRackSetup, n_steps: int, config: DrakePlateConfig | None = None) -> DrakePlateRack:
     """The placement as a ready-to-step ``DrakePlateRack`` for n_steps steps of config.dt (the gripper at its
     first pose, the plate at rest)."""
-    from pydrake.geometry import HalfSpace
+    from pydrake.geometry import CollisionFilterDeclaration, HalfSpace
     from pydrake.math import RigidTransform, RotationMatrix
     from pydrake.multibody.plant import AddMultibodyPlant, MultibodyPlantConfig
     from pydrake.systems.analysis import Simulator
@@ -451,13 +463,14 @@ def build_plate_rack(setup: PlateRackSetup, n_steps: int, config: DrakePlateConf
         raise ValueError(f"rack_contact must be 'rigid' or 'compliant', got {cfg.rack_contact!r}")
     plan = GripperPlan(setup.trajectory, cfg.dt, n_steps)
     builder = DiagramBuilder()
-    plant, _ = AddMultibodyPlant(MultibodyPlantConfig(time_step=cfg.dt, discrete_contact_approximation="lagged",
-                                                      contact_model="hydroelastic_with_fallback"), builder)
+    plant_config = MultibodyPlantConfig(time_step=cfg.dt, discrete_contact_approximation="lagged",
+                                        contact_model="hydroelastic_with_fallback")
+    plant, scene_graph = AddMultibodyPlant(plant_config, builder)
     plant.mutable_gravity_field().set_gravity_vector([0.0, -9.81, 0.0])
     names: dict = {}
     gid = plant.RegisterCollisionGeometry(
         plant.world_body(), RigidTransform(RotationMatrix.MakeXRotation(-0.5 * np.pi), [0.0, setup.ground, 0.0]),
-        HalfSpace(), "table", _proximity(setup.mu, "rigid"))
+        HalfSpace(), "table", _proximity(setup.mu, "slab", TABLE_SLAB, TABLE_MODULUS))
     names[gid] = "table"
     plate, plate_surface, plate_pose = _add_plate(plant, setup, setup.mu, names)
     rack, rack_surface = _add_rack(plant, setup, cfg, names)
@@ -470,6 +483,9 @@ def build_plate_rack(setup: PlateRackSetup, n_steps: int, config: DrakePlateConf
     if stand is not None:
         surfaces["stand"] = stand
     plant.Finalize()
+    # the gripper's own parts do not collide (a robot model's usual filter): the pads meet below the rim lip
+    scene_graph.collision_filter_manager().Apply(
+        CollisionFilterDeclaration().ExcludeWithin(plant.CollectRegisteredGeometries(fingers)))
     motion = builder.AddSystem(_controller(plan))
     builder.Connect(motion.get_output_port(), plant.get_desired_state_input_port(inst))
     diagram = builder.Build()

@@ -39,7 +39,6 @@ from ipcsim import io_frames, runner  # noqa: E402
 PLATE, RACK = dps.BODY_NAMES.index("plate"), dps.BODY_NAMES.index("rack")
 FRAME_COLUMNS = ("frame", "time", "plate_wire_pairs", "plate_in_wire", "wire_in_plate", "centre_x", "centre_y",
                  "centre_z", "tilt_deg", "tracking_error")
-SETTLE = 0.5  # [s] simulated after the trajectory's last sample by default
 
 
 class FrameJudge:
@@ -163,11 +162,13 @@ def winding_numbers(p: np.ndarray, tri: np.ndarray) -> np.ndarray:
 
 
 def plate_state(scene) -> tuple[np.ndarray, float]:
-    """(the plate's centre of mass (3,) [m], tilt [deg]: the angle of its symmetry axis from the slot direction
-    x, which the upright plate's axis follows)."""
+    """(the plate's centre (3,) [m]: the middle of its surface's bounding box, tilt [deg]: the angle of its
+    symmetry axis from the slot direction x, which the upright plate's axis follows), as ipcsim's demo judges
+    its plate."""
     body = scene.bodies["plate"]
-    r, p = scene.pose(body)
-    centre = r @ np.asarray(body.CalcCenterOfMassInBodyFrame(scene.plant_context)) + p
+    r, _ = scene.pose(body)
+    x = scene.positions()[scene.names().index("plate")]
+    centre = 0.5 * (x.min(axis=0) + x.max(axis=0))
     axis = r[:, 2]  # the OBJ file's z: the plate's axis
     return centre, float(np.degrees(np.arccos(min(1.0, abs(axis[0])))))
 
@@ -191,7 +192,8 @@ def run_drake(setup, config, end_time: float, out: Path, every: int) -> dict:
     io_frames.write_json(out / "drake_scene.json", {
         "name": out.name, "simulator": "drake 1.51.1 (pydrake)", "time": {"end": end_time, "dt": config.dt},
         "rack_contact": config.rack_contact, "finger_modulus": config.finger_modulus, "mu": setup.mu,
-        "fixed_rack": setup.fixed_rack, "euler_order": scene.plan.order, "bodies": scene.names()})
+        "fixed_rack": setup.fixed_rack, "euler_order": scene.plan.order, "bodies": scene.names(),
+        "finger_force": config.finger_force if np.isfinite(config.finger_force) else None})
     parts = lambda: list(zip(scene.positions(), [scene.surfaces[k][1] for k in scene.names()]))  # noqa: E731
     dr.write_surface_frame(out, 0, parts())
     rows = {"stats": [], "forces": [], "tracking": [], "plate": [(0.0, *plate_state(scene))]}
@@ -221,8 +223,9 @@ def run_drake(setup, config, end_time: float, out: Path, every: int) -> dict:
 def judge(out: Path, scene, plate_rows: list, tracking: list) -> dict:
     """Judge every frame of out: plate-wire intersections and depths (``FrameJudge``); writes drake_plate.csv
     and returns {"frames", "hit_frames", "first_hit", "plate_in_wire", "wire_in_plate", "centre", "tilt",
-    "in_slot", "oracle_hit_frames": ipctk's count of the plate-wire frames or None, "by_pair": frames with an intersection per pair of bodies} (in_slot: the final centre inside the
-    setup's slot box and the tilt under 10 degrees)."""
+    "in_slot", "oracle_hit_frames", "by_pair"} (in_slot: the final centre inside the setup's slot box and the
+    tilt under 10 degrees; oracle_hit_frames: ipctk's count of the plate-wire frames or None; by_pair: frames with
+    an intersection per pair of bodies)."""
     frames = runner.list_frames(out)
     tubes = [(a + scene.setup.rack_translation, b + scene.setup.rack_translation, r)
              for a, b, r in dps.rack_tubes(scene.setup.rack)]
@@ -275,21 +278,24 @@ def main(argv=None) -> int:
     ap.add_argument("--dt", type=float, default=0.01, help="time step [s] (default 0.01)")
     ap.add_argument("--out", default=None, help="run folder (default ipcsim-out/drake-plate-rack-<trajectory>)")
     ap.add_argument("--end-time", type=float, default=None,
-                    help=f"simulated time [s] (default: the trajectory's end + {SETTLE} s)")
+                    help="simulated time [s] (default: the trajectory's end, as ipcsim's demo)")
     ap.add_argument("--every", type=int, default=None, help="a frame every N steps (default: 50 frames/s)")
     ap.add_argument("--rack-contact", choices=("rigid", "compliant"), default="rigid",
                     help="rigid (default): plate-wire point contact; compliant: hydroelastic wires")
     ap.add_argument("--mu", type=float, default=0.5, help="Coulomb friction on every geometry (default 0.5)")
     ap.add_argument("--fixed-rack", action="store_true", help="weld the rack to the world")
+    ap.add_argument("--finger-force", type=float, default=float("inf"),
+                    help="effort limit [N] of a force-limited finger driver (default: none, the fingers follow the "
+                    "width column)")
     args = ap.parse_args(argv)
     if args.every is not None and args.every < 1:
         raise ValueError(f"--every must be >= 1, got {args.every}")
     setup = dps.setup_from_scene(args.trajectory, mu=args.mu, fixed_rack=args.fixed_rack)
-    end = args.end_time if args.end_time is not None else setup.trajectory.time_range[1] + SETTLE
+    end = args.end_time if args.end_time is not None else setup.trajectory.time_range[1]
     runner.step_count(end, args.dt)  # RunError unless both are positive
     out = Path(args.out or f"ipcsim-out/drake-plate-rack-{args.trajectory}")
     every = args.every or max(1, int(round(0.02 / args.dt)))
-    config = dps.DrakePlateConfig(dt=args.dt, rack_contact=args.rack_contact)
+    config = dps.DrakePlateConfig(dt=args.dt, rack_contact=args.rack_contact, finger_force=args.finger_force)
     s = run_drake(setup, config, end, out, every)
     report(f"drake {args.trajectory}", s)
     hits = dr.intersecting_frames(out)
