@@ -35,6 +35,7 @@ import _drake_run as dr  # noqa: E402
 from _drake_scene import _point_triangle_distance  # noqa: E402
 
 from ipcsim import io_frames, runner  # noqa: E402
+from ipcsim.plate_rack_scene import SLOT  # noqa: E402
 
 PLATE, RACK = dps.BODY_NAMES.index("plate"), dps.BODY_NAMES.index("rack")
 FRAME_COLUMNS = ("frame", "time", "plate_wire_pairs", "plate_in_wire", "wire_in_plate", "centre_x", "centre_y",
@@ -223,9 +224,9 @@ def run_drake(setup, config, end_time: float, out: Path, every: int) -> dict:
 def judge(out: Path, scene, plate_rows: list, tracking: list) -> dict:
     """Judge every frame of out: plate-wire intersections and depths (``FrameJudge``); writes drake_plate.csv
     and returns {"frames", "hit_frames", "first_hit", "plate_in_wire", "wire_in_plate", "centre", "tilt",
-    "in_slot", "oracle_hit_frames", "by_pair"} (in_slot: the final centre inside the setup's slot box and the
-    tilt under 10 degrees; oracle_hit_frames: ipctk's count of the plate-wire frames or None; by_pair: frames with
-    an intersection per pair of bodies)."""
+    "in_slot", "oracle_hit_frames", "by_pair"} and ``where_it_ends``'s keys (in_slot: the final centre inside the
+    setup's slot box and the tilt under 10 degrees; oracle_hit_frames: ipctk's count of the plate-wire frames or
+    None; by_pair: frames with an intersection per pair of bodies)."""
     frames = runner.list_frames(out)
     tubes = [(a + scene.setup.rack_translation, b + scene.setup.rack_translation, r)
              for a, b, r in dps.rack_tubes(scene.setup.rack)]
@@ -249,12 +250,30 @@ def judge(out: Path, scene, plate_rows: list, tracking: list) -> dict:
     inside = box is not None and bool(np.all(centre >= box[0]) and np.all(centre <= box[1]))
     first = int(np.flatnonzero(hits)[0]) if any(hits) else None
     names = scene.names()
-    return {"frames": len(frames), "hit_frames": int(np.sum(hits)),
+    ends = where_it_ends(io_frames.read_ply(frames[-1])[0], fj, scene.setup)
+    return {**ends, "frames": len(frames), "hit_frames": int(np.sum(hits)),
             "oracle_hit_frames": None if oracle[0] is None else int(np.sum(oracle)),
             "by_pair": {f"{names[a]}-{names[b]}": n for (a, b), n in sorted(by_pair.items())},
             "first_hit": None if first is None else float(table["time"][first]),
             "plate_in_wire": float(table["plate_in_wire"].max()), "wire_in_plate": float(table["wire_in_plate"].max()),
             "centre": centre, "tilt": tilt, "in_slot": inside and tilt < 10.0}
+
+
+def where_it_ends(v: np.ndarray, fj: FrameJudge, setup) -> dict:
+    """Where the last frame's vertices v (n, 3) [m] leave plate and rack: {"rack_shift": (3,) [m] and
+    "rack_turn" [deg] of the rack from its start, "foot_slot": the slot (0-based, across x) that holds the plate's
+    lowest point, in the rack's own frame, between the surfaces of two dividers' wires (None: in none),
+    "foot_height" [m]: that point's height above the table}."""
+    r, t = rigid_fit(fj.rack0, v[fj.sel[RACK]])
+    plate = v[fj.sel[PLATE]]
+    foot = plate[np.argmin(plate[:, 1])]
+    local_x = (r.T @ (foot - t))[0] - setup.rack_translation[0]
+    half = 0.5 * setup.rack.params["wire_diameter"]
+    dx = setup.rack.divider_x
+    slot = [k for k in range(len(dx) - 1) if dx[k] + half < local_x < dx[k + 1] - half]
+    return {"rack_shift": t + r @ setup.rack_translation - setup.rack_translation,
+            "rack_turn": float(np.degrees(np.arccos(np.clip(0.5 * (np.trace(r) - 1.0), -1.0, 1.0)))),
+            "foot_slot": slot[0] if slot else None, "foot_height": float(foot[1] - setup.ground)}
 
 
 def report(label: str, s: dict) -> None:
@@ -269,7 +288,10 @@ def report(label: str, s: dict) -> None:
     print(f"{label}: frames with an intersection, per pair of bodies: {pairs}")
     c = s["centre"]
     print(f"{label}: plate ends at ({c[0]:.4f}, {c[1]:.4f}, {c[2]:.4f}) m, tilt {s['tilt']:.1f} deg: "
-          f"{'in' if s['in_slot'] else 'NOT in'} the slot")
+          f"{'in' if s['in_slot'] else 'NOT in'} the slot (ipcsim demo's test); its lowest point "
+          f"{1e3 * s['foot_height']:.1f} mm above the table, "
+          + ("in no slot" if s["foot_slot"] is None else f"in slot {s['foot_slot']} (target {SLOT})")
+          + f"; the rack moved by {np.round(1e3 * s['rack_shift'], 1)} mm, turned {s['rack_turn']:.1f} deg")
 
 
 def main(argv=None) -> int:

@@ -178,3 +178,18 @@ def test_rigid_fingers_lift_the_plate_only_when_they_follow_the_width(scene, fin
         assert rise > 0.05
     else:  # a 40 N force-limited driver: the plate slips out of the pads at 1.5 s, back in its stand
         assert abs(rise) < 0.01
+
+
+def test_where_it_ends_finds_the_slot_of_the_plates_lowest_point(bench, tmp_path):
+    tubes = _plate_in_slot_frame(tmp_path, 0.0)
+    frame = runner.list_frames(tmp_path)[0]
+    judge = bench.FrameJudge(frame, tubes)
+    v, _ = io_frames.read_ply(frame)
+    setup = bench.dps.PlateRackSetup(None, np.eye(3)[0], [], np.eye(3), np.zeros(3), rack_for_plate(), np.zeros(3))
+    ends = bench.where_it_ends(v, judge, setup)
+    # rack_turn: arccos near 1 (measured 1.2e-6 deg of round-off)
+    assert ends["foot_slot"] == 1 and np.allclose(ends["rack_shift"], 0.0) and ends["rack_turn"] < 1e-4
+    rack = judge.sel[bench.RACK]
+    v[rack] += [-0.0272, 0.0, 0.0]  # the rack one slot pitch (plate height + 6 mm + 3.5 mm wire) along -x
+    ends = bench.where_it_ends(v, judge, setup)
+    assert ends["foot_slot"] == 2 and np.allclose(ends["rack_shift"], [-0.0272, 0.0, 0.0])
