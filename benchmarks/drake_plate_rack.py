@@ -260,8 +260,8 @@ def judge(out: Path, scene, plate_rows: list, tracking: list) -> dict:
 
 
 def where_it_ends(v: np.ndarray, fj: FrameJudge, setup) -> dict:
-    """Where the last frame's vertices v (n, 3) [m] leave plate and rack: {"rack_shift": (3,) [m] and
-    "rack_turn" [deg] of the rack from its start, "foot_slot": the slot (0-based, across x) that holds the plate's
+    """Where the last frame's vertices v (n, 3) [m] leave plate and rack: {"rack_shift": (3,) [m] the move of the
+    rack's vertex centroid and "rack_turn" [deg] its rotation angle from the start, "foot_slot": the slot (0-based, across x) that holds the plate's
     lowest point, in the rack's own frame, between the surfaces of two dividers' wires (None: in none),
     "foot_height" [m]: that point's height above the table}."""
     r, t = rigid_fit(fj.rack0, v[fj.sel[RACK]])
@@ -271,7 +271,7 @@ def where_it_ends(v: np.ndarray, fj: FrameJudge, setup) -> dict:
     half = 0.5 * setup.rack.params["wire_diameter"]
     dx = setup.rack.divider_x
     slot = [k for k in range(len(dx) - 1) if dx[k] + half < local_x < dx[k + 1] - half]
-    return {"rack_shift": t + r @ setup.rack_translation - setup.rack_translation,
+    return {"rack_shift": v[fj.sel[RACK]].mean(axis=0) - fj.rack0.mean(axis=0),
             "rack_turn": float(np.degrees(np.arccos(np.clip(0.5 * (np.trace(r) - 1.0), -1.0, 1.0)))),
             "foot_slot": slot[0] if slot else None, "foot_height": float(foot[1] - setup.ground)}
 
