@@ -18,9 +18,8 @@ the frames need no change of frame:
   prism, the pads leaning inward as placed: a rigid finger cannot bend into its ribs) as a compliant
   hydroelastic Convex, ``FINGER_MODULUS``, Hunt-Crossley dissipation ``FINGER_DISSIPATION``; the two fingers do
   not collide with each other (a robot model's usual filter: the trajectory closes the pads past the rim lip,
-  which the FinRay wraps and the rigid hulls overlap below it). A force-limited driver instead
-  (``DrakePlateConfig.finger_force``, e.g. the WSG-50's 40 N) grips the lip with about 26 N a side and the plate
-  slips out of the pads while lifting (clean trajectory, t = 1.5 s, it falls back into its stand).
+  which the FinRay wraps and the rigid hulls overlap below it). A force-limited driver instead:
+  ``DrakePlateConfig.finger_force`` (e.g. the WSG-50's 40 N).
 - Plate: the shipped ``plate_8in_col.obj`` as a free rigid body of Drake's 0.375 kg (inertia of the uniformly
   filled closed surface), rigid hydroelastic Mesh (its real non-convex surface against compliant geometry).
 - Rack: one free rigid body of steel resting on the table, as ipcsim's (``fixed_rack``: welded to the world).
@@ -38,7 +37,10 @@ the frames need no change of frame:
   pair, one penalty point per pair, and the free rack rocked on its four rungs (one contact point each) from
   t = 2.4 s without anything touching it, its rungs up to 5 mm into the table by 3 s (clean trajectory,
   dt = 0.01 s); compliant, they give the rack and the plate contact patches (Drake's advice for the ground).
-- Friction: Coulomb mu on every geometry (static = dynamic), the SAP solver (``lagged``, the plant's default).
+- Friction: Coulomb (static = dynamic) as ipcsim's demo: mu between plate, rack, stand and table, finger_mu
+  between fingers and plate; Drake takes a pair's coefficient as the harmonic mean of its two geometries', so the
+  fingers get ``finger_geometry_mu`` (2.0 for 0.5 and 0.8) and meet the rack and the table with finger_mu too
+  (ipcsim: mu). The SAP solver (``lagged``, the plant's default).
 """
 from __future__ import annotations
 
@@ -81,7 +83,8 @@ class PlateRackSetup:
     plate_translation (3,) [m]: the pose of ``plate_rack.plate_mesh``; rack: a ``WireRack`` placed by
     rack_translation (3,) [m] (a free body unless fixed_rack); stand: fixed boxes [(vertices (n, 3) [m] in the
     world, tets)] (the plate's source stand; their bounding boxes are used); slot_box: (min (3,), max (3,)) [m],
-    the box the placed plate's centre must end in; ground [m]: the table's top; mu: friction.
+    the box the placed plate's centre must end in; ground [m]: the table's top; mu: friction between plate, rack,
+    stand and table; finger_mu: between the fingers and the plate (ipcsim's demo: 0.5 and 0.8).
     """
 
     trajectory: object
@@ -96,6 +99,7 @@ class PlateRackSetup:
     fixed_rack: bool = False
     ground: float = 0.0
     mu: float = 0.5
+    finger_mu: float = 0.8
 
 
 @dataclass
@@ -418,8 +422,20 @@ def _add_stand(plant, setup: PlateRackSetup, names: dict):
     return (np.concatenate(verts), np.concatenate(faces)) if verts else None
 
 
+def finger_geometry_mu(mu: float, finger_mu: float) -> float:
+    """The fingers' own friction coefficient that Drake's rule for a pair (the harmonic mean 2 a b / (a + b) of
+    the two geometries' coefficients) turns into finger_mu against a geometry of coefficient mu (the plate; the
+    fingers then meet the rack and the table with finger_mu too). ValueError when no coefficient can (the pair's
+    friction stays under 2 mu)."""
+    if not 0.0 < finger_mu < 2.0 * mu:
+        raise ValueError(f"finger-plate friction {finger_mu} is out of reach of Drake's pair rule with mu = {mu} "
+                         f"(it must lie in (0, {2.0 * mu}))")
+    return finger_mu * mu / (2.0 * mu - finger_mu)
+
+
 def _add_fingers_geometry(plant, fingers, locals_, config: DrakePlateConfig, mu: float, names: dict) -> dict:
-    """Each finger's convex hull as a compliant hydroelastic Convex; returns {name: (vertices, faces)}."""
+    """Each finger's convex hull as a compliant hydroelastic Convex of friction mu; returns {name: (vertices,
+    faces)}."""
     from pydrake.geometry import Convex
     from pydrake.math import RigidTransform
 
@@ -476,7 +492,8 @@ def build_plate_rack(setup: PlateRackSetup, n_steps: int, config: DrakePlateConf
     rack, rack_surface = _add_rack(plant, setup, cfg, names)
     inst, fingers, joints = _add_gripper(plant, plan, setup, cfg)
     surfaces = {"plate": plate_surface, "rack": rack_surface,
-                **_add_fingers_geometry(plant, fingers, _finger_locals(setup, plan), cfg, setup.mu, names)}
+                **_add_fingers_geometry(plant, fingers, _finger_locals(setup, plan), cfg,
+                                        finger_geometry_mu(setup.mu, setup.finger_mu), names)}
     bodies = {"plate": plate, "rack": None if setup.fixed_rack else rack, "left_finger": fingers[0],
               "right_finger": fingers[1], "stand": None}
     stand = _add_stand(plant, setup, names)
@@ -502,7 +519,8 @@ def build_plate_rack(setup: PlateRackSetup, n_steps: int, config: DrakePlateConf
     return DrakePlateRack(cfg, setup, diagram, simulator, plant, context, plan, bodies, joints, names, surfaces)
 
 
-def setup_from_scene(kind: str = "clean", mu: float = 0.5, fixed_rack: bool = False) -> PlateRackSetup:
+def setup_from_scene(kind: str = "clean", mu: float = 0.5, finger_mu: float = 0.8,
+                     fixed_rack: bool = False) -> PlateRackSetup:
     """ipcsim's placement (``ipcsim.plate_rack_scene``: geometry and the shipped trajectory ``kind``) as a
     ``PlateRackSetup``: the fine FinRay meshes placed as at t = 0, the gripper's opening axis x."""
     from ipcsim.geometry.trajectory import read_trajectory_csv
@@ -514,4 +532,5 @@ def setup_from_scene(kind: str = "clean", mu: float = 0.5, fixed_rack: bool = Fa
                                                                        (1, geo.fingers["right"]))]
     return PlateRackSetup(read_trajectory_csv(prs.trajectory_path(kind)), np.array([1.0, 0.0, 0.0]), fingers,
                           geo.plate_rotation, geo.plate_translation, geo.rack, geo.rack_translation,
-                          stand=list(geo.stand), slot_box=geo.slot_box, fixed_rack=fixed_rack, mu=mu)
+                          stand=list(geo.stand), slot_box=geo.slot_box, fixed_rack=fixed_rack, mu=mu,
+                          finger_mu=finger_mu)

@@ -193,6 +193,7 @@ def run_drake(setup, config, end_time: float, out: Path, every: int) -> dict:
     io_frames.write_json(out / "drake_scene.json", {
         "name": out.name, "simulator": "drake 1.51.1 (pydrake)", "time": {"end": end_time, "dt": config.dt},
         "rack_contact": config.rack_contact, "finger_modulus": config.finger_modulus, "mu": setup.mu,
+        "finger_mu": setup.finger_mu,
         "fixed_rack": setup.fixed_rack, "euler_order": scene.plan.order, "bodies": scene.names(),
         "finger_force": config.finger_force if np.isfinite(config.finger_force) else None})
     parts = lambda: list(zip(scene.positions(), [scene.surfaces[k][1] for k in scene.names()]))  # noqa: E731
@@ -261,9 +262,9 @@ def judge(out: Path, scene, plate_rows: list, tracking: list) -> dict:
 
 def where_it_ends(v: np.ndarray, fj: FrameJudge, setup) -> dict:
     """Where the last frame's vertices v (n, 3) [m] leave plate and rack: {"rack_shift": (3,) [m] the move of the
-    rack's vertex centroid and "rack_turn" [deg] its rotation angle from the start, "foot_slot": the slot (0-based, across x) that holds the plate's
-    lowest point, in the rack's own frame, between the surfaces of two dividers' wires (None: in none),
-    "foot_height" [m]: that point's height above the table}."""
+    rack's vertex centroid and "rack_turn" [deg] its rotation angle from the start, "foot_slot": the slot
+    (0-based, across x) that holds the plate's lowest point, in the rack's own frame, between the surfaces of two
+    dividers' wires (None: in none), "foot_height" [m]: that point's height above the table}."""
     r, t = rigid_fit(fj.rack0, v[fj.sel[RACK]])
     plate = v[fj.sel[PLATE]]
     foot = plate[np.argmin(plate[:, 1])]
@@ -304,7 +305,8 @@ def main(argv=None) -> int:
     ap.add_argument("--every", type=int, default=None, help="a frame every N steps (default: 50 frames/s)")
     ap.add_argument("--rack-contact", choices=("rigid", "compliant"), default="rigid",
                     help="rigid (default): plate-wire point contact; compliant: hydroelastic wires")
-    ap.add_argument("--mu", type=float, default=0.5, help="Coulomb friction on every geometry (default 0.5)")
+    ap.add_argument("--mu", type=float, default=0.5, help="friction between plate, rack, stand, table (default 0.5)")
+    ap.add_argument("--finger-mu", type=float, default=0.8, help="friction between fingers and plate (default 0.8)")
     ap.add_argument("--fixed-rack", action="store_true", help="weld the rack to the world")
     ap.add_argument("--finger-force", type=float, default=float("inf"),
                     help="effort limit [N] of a force-limited finger driver (default: none, the fingers follow the "
@@ -312,7 +314,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.every is not None and args.every < 1:
         raise ValueError(f"--every must be >= 1, got {args.every}")
-    setup = dps.setup_from_scene(args.trajectory, mu=args.mu, fixed_rack=args.fixed_rack)
+    setup = dps.setup_from_scene(args.trajectory, mu=args.mu, finger_mu=args.finger_mu, fixed_rack=args.fixed_rack)
     end = args.end_time if args.end_time is not None else setup.trajectory.time_range[1]
     runner.step_count(end, args.dt)  # RunError unless both are positive
     out = Path(args.out or f"ipcsim-out/drake-plate-rack-{args.trajectory}")

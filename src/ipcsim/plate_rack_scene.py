@@ -14,11 +14,12 @@ World frame (y up, metres): the table is y = 0; the rack (``plate_rack.rack_for_
 x = z = 0 and rests on the table, free (an affine body); its slot ``SLOT`` is centred on x = 0; the stand is at
 x = ``STAND_X``. The plate stands with its axis along x (its foot towards -x), its rim's plane y-z.
 
-Gripper: a rigid frame with identity rotation whose origin is the pinch point (between the two finger pads, at
-the height of the pinch); its opening axis is x. Each finger (``geometry.finray``, ``FINGER``) hangs tip down,
-turned by its flank angle so that its contact flank is vertical and faces the plate; its mounting face (the
-finger's base) is fixed to the gripper's jaw. The trajectory's ``width`` is the jaw separation: the x distance
-between the two mounting faces' centres (as a gripper's driver reports it, not the pad gap): the pad gap at the
+Gripper: a rigid frame rolled by ``GRIPPER_ROLL`` about z (its pads follow the slant of the rim lip) whose
+origin is the pinch point (between the two finger pads, at the height of the pinch); its opening axis is its x.
+Each finger (``geometry.finray``, ``FINGER``) hangs tip down, turned by its flank angle so that its contact flank
+faces the plate, leaning inwards by ``PAD_TILT``; its mounting face (the finger's base) is fixed to the gripper's
+jaw. The trajectory's ``width`` is the jaw separation: the distance between the two mounting faces' centres
+along the opening axis (as a gripper's driver reports it, not the pad gap): the pad gap at the
 pinch height is ``width - 2 * pad_offset()``.
 
 Trajectories (CSV, ``time, x, y, z, qw, qx, qy, qz, width``, sampled at ``SAMPLE_RATE``): ``trajectory_rows``
@@ -70,9 +71,14 @@ PINCH_X = 0.0127
 #: [rad] the pads lean inwards by this angle (the tips closest): closing on the 4 mm lip the pads' upper parts
 #: stay apart (vertical pads squeezing past the lip would meet above the plate's top)
 PAD_TILT = float(np.radians(8.0))
+#: [rad] the gripper's roll about z: its pads follow the rim lip, which slants by about 20 degrees (its top towards
+#: +x: ``plate_section`` moves 3.2-4.1 mm in x over 10 mm of depth). With the gripper upright the fingers align
+#: the lip with their pads and the held plate hangs tilted by about the slant (measured: 12-16 degrees while
+#: carried, 27 degrees after landing on the wires).
+GRIPPER_ROLL = float(np.radians(-20.0))
 #: [m] pad gap at the pinch height: open; at first contact (the lip's section there, 4.2 mm); how far past
 #: first contact each pad is driven when closing
-PAD_GAP_OPEN, PAD_GAP_CONTACT, SQUEEZE = 0.05, 0.0042, 0.0025
+PAD_GAP_OPEN, PAD_GAP_CONTACT, SQUEEZE = 0.05, 0.0042, 0.005
 #: [m] lift of the plate's lowest point above the rack's wire tops while carrying
 CARRY_CLEARANCE = 0.03
 #: [m] the placed plate's lowest point above the rack's rails when the fingers open
@@ -125,6 +131,11 @@ def finger_placement(side: int, pinch, pad_gap: float, finger: dict = FINGER) ->
     pad_x = corner[0] + s * (tip[0] - corner[0])
     t = np.array([pinch[0] + side * 0.5 * pad_gap - pad_x, ty, pinch[2] - tip[2]])
     return rot, t
+
+
+def mount_nodes_local(nodes: np.ndarray) -> np.ndarray:
+    """Indices of the nodes (k, 3) [m] (in the finger's own frame) on its mounting face (its base, y = min y)."""
+    return np.flatnonzero(nodes[:, 1] <= nodes[:, 1].min() + 1e-9)
 
 
 def plate_section(depth: float) -> tuple[float, float]:
@@ -201,14 +212,24 @@ def scene_geometry() -> SceneGeometry:
     top = np.array([0.0, plate_t[1] + radius, 0.0])
     pinch = np.array([plate_t[0] + PINCH_X, top[1] - PINCH_DEPTH, 0.0])
     start = pinch + [0.0, 0.08, 0.0]  # the gripper starts 8 cm above the pinch
-    fingers = {name: finger_placement(s, start, PAD_GAP_OPEN) for name, s in (("left", -1), ("right", 1))}
+    roll = gripper_rotation()
+    fingers = {}
+    for name, side in (("left", -1), ("right", 1)):
+        f_rot, f_t = finger_placement(side, np.zeros(3), PAD_GAP_OPEN)  # in the gripper's frame
+        fingers[name] = (roll @ f_rot, roll @ f_t + start)
     return SceneGeometry((v, f), rot, plate_t, rack, rack_t, stand, (lo, hi), c, fingers, start,
                          top + [plate_t[0] + height, 0.0, 0.0], radius, height)
 
 
+def gripper_rotation() -> np.ndarray:
+    """(3, 3) the gripper frame's constant rotation: ``GRIPPER_ROLL`` about z."""
+    return _rot_z(GRIPPER_ROLL)
+
+
 def waypoints(kind: str = "clean", geo: SceneGeometry | None = None) -> list[tuple[float, np.ndarray, float]]:
-    """The trajectory's waypoints [(time [s], gripper origin (3,) [m], jaw width [m])], gripper rotation the
-    identity throughout; between waypoints the motion is a minimum-jerk blend (``trajectory_rows``)."""
+    """The trajectory's waypoints [(time [s], gripper origin (3,) [m], jaw width [m])], the gripper's rotation
+    ``gripper_rotation`` throughout; between waypoints the motion is a minimum-jerk blend
+    (``trajectory_rows``)."""
     if kind not in TRAJECTORIES:
         raise ValueError(f"plate-rack trajectory must be one of {', '.join(TRAJECTORIES)}, got {kind!r}")
     geo = geo or scene_geometry()
@@ -227,9 +248,11 @@ def waypoints(kind: str = "clean", geo: SceneGeometry | None = None) -> list[tup
     over = up + [dx, 0.0, 0.0]
     place = over - [0.0, (bottom + lift) - (geo.slot_center[1] + PLACE_CLEARANCE), 0.0]
     retract = place + [0.0, 0.06, 0.0]
+    # holds after the carry and before opening let the hanging plate's swing decay (it swings 5-10 degrees in
+    # the carry: a pinch at the rim is a pivot; lowered at once it entered the slot 10 degrees tilted)
     return [(0.0, start, w_open), (0.6, pinch, w_open), (1.1, pinch, w_closed), (1.3, pinch, w_closed),
-            (2.0, up, w_closed), (3.0, over, w_closed), (3.8, place, w_closed), (4.0, place, w_closed),
-            (4.4, place, w_open), (4.9, retract, w_open), (5.0, retract, w_open)]
+            (2.0, up, w_closed), (3.0, over, w_closed), (3.4, over, w_closed), (4.4, place, w_closed),
+            (4.6, place, w_closed), (5.0, place, w_open), (5.5, retract, w_open), (5.6, retract, w_open)]
 
 
 def trajectory_rows(kind: str = "clean", rate: float = SAMPLE_RATE) -> np.ndarray:
@@ -246,7 +269,7 @@ def trajectory_rows(kind: str = "clean", rate: float = SAMPLE_RATE) -> np.ndarra
         u = min(max((t - t0) / (t1 - t0), 0.0), 1.0)
         s = u ** 3 * (10.0 - 15.0 * u + 6.0 * u * u)
         p, w = p0 + s * (p1 - p0), w0 + s * (w1 - w0)
-        rows.append([t, *p, 1.0, 0.0, 0.0, 0.0, w])
+        rows.append([t, *p, np.cos(0.5 * GRIPPER_ROLL), 0.0, 0.0, np.sin(0.5 * GRIPPER_ROLL), w])
     return np.array(rows)
 
 
@@ -285,40 +308,70 @@ def _write_msh(path: Path, vertices: np.ndarray, tets: np.ndarray) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def scene_json(mesh_dir: str, trajectory: str, mu: float = 0.5, dt: float = 0.01) -> dict:
-    """The scene (embedded fingers) as a JSON scene dict (docs/scenes.md) whose meshes are in mesh_dir (relative
-    to the scene file: finger_fine.msh, finger_cage.msh, rack.msh, plate_8in_col.obj, written by
-    ``write_example``) and whose gripper follows the trajectory file ``trajectory`` (relative path)."""
-    from .demo_plate_rack import mount_nodes_local
-    from .plate_rack import PLATE_DENSITY, RACK_DENSITY, STIFFNESS
+def scene_json(trajectory: str, mesh_dir: str, mu: float = 0.5, finger_mu: float = 0.8, dt: float = 0.01) -> dict:
+    """The scene (embedded fingers, as ``demo_plate_rack.build_plate_rack``) as a JSON scene dict (docs/scenes.md).
+    Paths relative to the scene file: trajectory (the CSV), mesh_dir (plate.obj, finger_fine.msh,
+    finger_cage.msh, rack.msh, written by ``write_example``)."""
     from .geometry.finray import TPU_MATERIAL
+    from .plate_rack import PLATE_DENSITY, RACK_DENSITY, STIFFNESS
 
     geo = scene_geometry()
-    cage_v, _ = finger_meshes()["cage"]
-    mount = mount_nodes_local(cage_v).tolist()
+    mount = mount_nodes_local(finger_meshes()["cage"][0]).tolist()
     finger_mat = {"model": "LCR", **{k: TPU_MATERIAL[k] for k in ("density", "youngs_modulus", "poisson_ratio")}}
-    plate_t = geo.plate_translation - geo.plate_rotation @ [0.0, 0.0, 0.0]
+    def placed(rot, t):
+        return {"rotation": np.round(rot, 15).tolist(), "translation": [float(c) for c in t]}
+
     bodies = [
-        {"name": "plate", "mesh": f"{mesh_dir}/plate_8in_col.obj",
-         "transform": {"rotation": geo.plate_rotation.tolist(), "translation": plate_t.tolist()},
+        {"name": "plate", "mesh": f"{mesh_dir}/plate.obj", "transform": placed(geo.plate_rotation,
+                                                                              geo.plate_translation),
          "material": {"density": PLATE_DENSITY}, "affine": {"stiffness": STIFFNESS}, "self_contact": False},
         {"name": "rack", "mesh": f"{mesh_dir}/rack.msh", "transform": {"translation": geo.rack_translation.tolist()},
          "material": {"density": RACK_DENSITY}, "affine": {"stiffness": STIFFNESS}, "self_contact": False}]
     for name in ("left", "right"):
-        rot, t = geo.fingers[name]
         bodies.append({"name": f"{name}_finger", "mesh": f"{mesh_dir}/finger_fine.msh",
-                       "transform": {"rotation": rot.tolist(), "translation": t.tolist()}, "material": finger_mat,
+                       "transform": placed(*geo.fingers[name]), "material": finger_mat,
                        "embedding": {"mesh": f"{mesh_dir}/finger_cage.msh"}, "self_contact": False})
     obstacles = [{"name": f"stand_{i}", "mesh": {"box": {"size": [STAND_JAW, STAND_HEIGHT, STAND_LENGTH],
                                                           "resolution": [1, 2, 2]}},
                   "transform": {"translation": jv.min(axis=0).tolist()}} for i, (jv, _) in enumerate(geo.stand)]
-    return {"format": "ipcsim-scene/1", "name": f"plate-rack-{Path(trajectory).stem}",
-            "time": {"end": float(np.loadtxt(trajectory_path("clean"), delimiter=",", skiprows=1)[-1, 0]),
-                     "dt": dt},
-            "contact": {"dhat": DHAT}, "friction": {"mu": mu, "eps_v": 1e-3}, "solver": {"tol": 1e-2},
+    kind = "offset" if "offset" in Path(trajectory).stem else "clean"
+    return {"format": "ipcsim-scene/1", "name": f"plate-rack-{kind}",
+            "time": {"end": float(waypoints(kind, geo)[-1][0]), "dt": dt},
+            "contact": {"dhat": DHAT}, "friction": {"mu": mu, "eps_v": 1e-3, "pairs": [
+                {"bodies": ["plate", f"{side}_finger"], "mu": finger_mu} for side in ("left", "right")]}, "solver": {"tol": 1e-2},
             "bodies": bodies, "obstacles": obstacles,
             "half_spaces": [{"origin": [0, 0, 0], "normal": [0, 1, 0], "friction": mu}],
             "grippers": [{"name": "gripper", "trajectory": trajectory, "axis": [1, 0, 0], "attachments": [
                 {"body": "left_finger", "indices": mount, "side": -1},
                 {"body": "right_finger", "indices": mount, "side": 1}]}],
             "output": {"every": 2, "render": True}}
+
+
+def write_example(examples: Path) -> list[Path]:
+    """Write examples/meshes/plate_rack/{plate.obj, finger_fine.msh, finger_cage.msh, rack.msh} and
+    examples/scenes/plate_rack_{clean,offset}.json (the trajectories referenced in the package's data); returns
+    the paths. plate.obj: ``plate_rack.plate_mesh`` (Drake's plate, BSD-3, turned y up, foot on y = 0)."""
+    import json
+    import re
+
+    meshes = examples / "meshes" / "plate_rack"
+    meshes.mkdir(parents=True, exist_ok=True)
+    fm = finger_meshes()
+    rack = scene_geometry().rack
+    v, f = plate_mesh()
+    lines = [f"v {x:.9g} {y:.9g} {z:.9g}" for x, y, z in v] + [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in f]
+    (meshes / "plate.obj").write_text("# Drake's plate_8in_col.obj (TRI, BSD-3), y up, foot on y = 0 (ipcsim)\n"
+                                      + "\n".join(lines) + "\n")
+    out = [meshes / "plate.obj"]
+    for name, (v, t) in (("finger_fine", fm["fine"]), ("finger_cage", fm["cage"]), ("rack", (rack.vertices,
+                                                                                             rack.tets))):
+        _write_msh(meshes / f"{name}.msh", v, t)
+        out.append(meshes / f"{name}.msh")
+    for kind in TRAJECTORIES:
+        data = scene_json(f"../../src/ipcsim/data/trajectories/plate_rack_{kind}.csv", "../meshes/plate_rack")
+        path = examples / "scenes" / f"plate_rack_{kind}.json"
+        text = json.dumps(data, indent=1)
+        text = re.sub(r"\[\s+([-0-9.e, \n]+?)\s+\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", text)
+        path.write_text(text + "\n")
+        out.append(path)
+    return out
