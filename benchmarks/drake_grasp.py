@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _drake_run as dr  # noqa: E402
 import _drake_scene as ds  # noqa: E402
 
 from ipcsim import io_frames, runner  # noqa: E402
@@ -55,16 +56,13 @@ DRAKE_COLUMNS = ("step", "time", "wall_seconds", "n_contacts", "penetration_grou
 
 def surface_frame(xs: list, bodies: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(vertices (n, 3) [m] in ipcsim's frame, faces (f, 3), body id (n,)) of the bodies' surfaces."""
-    verts, faces, ids, offset = [], [], [], 0
-    for k, (x, b) in enumerate(zip(xs, bodies)):
+    parts = []
+    for x, b in zip(xs, bodies):
         used = np.unique(b.faces)
         remap = np.full(len(x), -1, np.int64)
-        remap[used] = np.arange(len(used)) + offset
-        verts.append(ds.drake_to_ipcsim(x[used]))
-        faces.append(remap[b.faces])
-        ids.append(np.full(len(used), k, np.int64))
-        offset += len(used)
-    return np.concatenate(verts), np.concatenate(faces), np.concatenate(ids)
+        remap[used] = np.arange(len(used))
+        parts.append((ds.drake_to_ipcsim(x[used]), remap[b.faces]))
+    return dr.stack_surfaces(parts)
 
 
 def write_frame(out: Path, index: int, xs: list, bodies: list, volume: bool) -> None:
@@ -80,22 +78,15 @@ def write_frame(out: Path, index: int, xs: list, bodies: list, volume: bool) -> 
                                    ds.drake_to_ipcsim(np.concatenate(xs)), tets, {"J": jac, "body": body})
 
 
-def _stats_row(step: int, t: float, wall: float, n_contacts: int, penetration: float) -> list:
-    row = dict.fromkeys(runner.STATS_COLUMNS, "")
-    row.update(step=step, time=repr(float(t)), wall_seconds=f"{wall:.6f}", n_contacts=n_contacts,
-               min_distance=repr(-float(penetration)))
-    return [row[c] for c in runner.STATS_COLUMNS]
-
-
 def _record(grasp, step: int, t: float, wall: float, rows: dict) -> list:
     """Measure the state after a step (outside the timing) into rows; returns the positions."""
     xs = grasp.positions()
     count, forces = grasp.contacts()
     pens = ds.penetrations(xs, grasp.bodies)
-    rows["stats"].append(_stats_row(step, t, wall, count, max(pens)))
+    rows["stats"].append(dr.stats_row(step, t, wall, count, max(pens)))
     for k, b in enumerate(grasp.bodies):
         f = ds.drake_to_ipcsim_vector(forces[k])
-        rows["forces"].append([step, repr(t), k, b.name] + [repr(float(c)) for c in f] + ["nan"] * 3)
+        rows["forces"].append(dr.force_row(step, t, k, b.name, f))
     q = grasp.joint_positions()
     target, _ = ds.gripper_targets(t)
     lift, gap = q[0], q[2] - q[1]
@@ -133,29 +124,12 @@ def run_drake(config: ds.GraspConfig, end_time: float, out: Path, every: int, vo
     return {**summarize(out), "cpu": cpu}
 
 
-def _table(path: Path) -> dict:
-    """{column: (k,) float64} of a CSV written here (text columns skipped)."""
-    import csv
-
-    with open(path, newline="") as fh:
-        reader = csv.reader(fh)
-        header = next(reader)
-        rows = list(reader)
-    out = {}
-    for i, c in enumerate(header):
-        try:
-            out[c] = np.array([float(r[i]) if r[i] != "" else np.nan for r in rows])
-        except ValueError:
-            out[c] = np.array([r[i] for r in rows])
-    return out
-
-
 def summarize(out: Path, at: float = 3.0) -> dict:
     """Figures of a run directory (Drake's or ipcsim's): summed step wall time [s], simulated time [s], steps,
     the left bubble's total contact force at time ``at`` (contact + friction, ipcsim's frame) [N], the contact
     count there, the teddy's surface-centre rise from the first to the last frame [m], and for Drake's runs the
     deepest penetration [m] and the smallest det F per body over the run."""
-    stats, forces = _table(out / "stats.csv"), _table(out / "forces.csv")
+    stats, forces = dr.read_table(out / "stats.csv"), dr.read_table(out / "forces.csv")
     k = int(np.argmin(np.abs(stats["time"] - at)))
     left = (forces["name"] == "left_bubble") & (np.abs(forces["time"] - stats["time"][k]) < 1e-12)
     f = np.array([forces[c][left][0] for c in ("contact_x", "contact_y", "contact_z")])
@@ -167,25 +141,12 @@ def summarize(out: Path, at: float = 3.0) -> dict:
          "steps": len(stats["time"]), "force_at": float(stats["time"][k]),
          "left_force": f + np.nan_to_num(fr), "contacts_at": int(stats["n_contacts"][k]), "rise": y[1] - y[0]}
     if (out / "drake.csv").is_file():
-        d = _table(out / "drake.csv")
+        d = dr.read_table(out / "drake.csv")
         s.update(penetration=(float(np.max(d["penetration_ground"])), float(np.max(d["penetration_bodies"]))),
                  min_j={b: float(np.min(d[f"min_J_{b}"])) for b in ds.BODY_NAMES},
                  tracking=float(np.max(np.abs(np.concatenate([d["lift_error"], d["gap_error"]])))),
                  fixed_error=float(np.max(d["fixed_error"])))
     return s
-
-
-def intersecting_frames(out: Path) -> tuple[int, int] | None:
-    """(frames whose surfaces intersect by ipctk's judgement, frames) of a run; None without ipctk."""
-    try:
-        import ipctk
-    except ImportError:
-        return None
-    frames = runner.list_frames(out)
-    v, f = io_frames.read_ply(frames[0])
-    faces = f.astype(np.int32)
-    mesh = ipctk.CollisionMesh(v, ipctk.edges(faces), faces)
-    return sum(bool(ipctk.has_intersections(mesh, io_frames.read_ply(p)[0])) for p in frames), len(frames)
 
 
 def run_ipcsim_low(dt: float, end_time: float, out: Path) -> tuple[dict, str]:
@@ -284,7 +245,7 @@ def main(argv=None) -> int:
                             gains=ds.WSG_GAINS if args.wsg_gains else ds.STIFF_GAINS)
     drake = run_drake(config, args.end_time, root / f"drake-{tag}", every, args.volume)
     report("drake", drake)
-    hits = intersecting_frames(root / f"drake-{tag}")
+    hits = dr.intersecting_frames(root / f"drake-{tag}")
     if hits is not None:
         print(f"drake: {hits[0]} of {hits[1]} frames intersect (ipctk)")
     if ipc is not None:
