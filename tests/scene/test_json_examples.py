@@ -34,6 +34,8 @@ FEATURES = {  # example file -> keys it must exercise (so every documented featu
     "teddy_grasp_paper.json": ["embedding.vertices", "dirichlet.indices", "dirichlet.keyframes",
                                "transform.rotation"],
     "gripper.json": ["grippers", "trajectory", "attachments", "side"],
+    "plate_rack_clean.json": ["grippers", "embedding.mesh", "affine.stiffness", "damping", "friction.pairs"],
+    "plate_rack_offset.json": ["grippers", "embedding.mesh", "affine.stiffness", "damping", "friction.pairs"],
 }
 
 
