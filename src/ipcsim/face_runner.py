@@ -80,7 +80,7 @@ def run_face(sim, out_dir, scene_data: dict | None = None, progress: bool = True
     bar = _progress_bar(len(sim.frames), sim.name) if progress else None
     try:
         for k, f in enumerate(sim.frames):
-            st = solver.frame(model.sequence[f])
+            st = solver.frame((model.sequence if sim.weights is None else sim.weights)[f])
             io_frames.write_ply(frame_path(out, "surface", k), model.proxy_map.apply(solver.x), faces, body)
             if volume:
                 j = io_frames.tet_jacobians(solver.x, model.tets, solver.dm_inv)
