@@ -51,10 +51,19 @@ def intersecting(model, mesh, x) -> int:
     return len(find_intersections(mesh, model.proxy_map.apply(x)))
 
 
-def run_sequence(model, weights, frames, configs, square_frames: int, pcg_rtol: float) -> dict:
-    """Run the window frames (indices into weights (50, K)) by every configuration, back to back per frame, from
-    the state after the earlier frames of the same stride (solved once by woodbury). Returns {label: (FrameStats
-    list, solver, per-frame intersecting pair counts)}."""
+def build_all(model, configs, pcg_rtol: float) -> dict:
+    """Every configuration's solver, built once and reused by every sequence: {label: solver}."""
+    solvers = {}
+    for label, name, scale, _device in configs:
+        solvers[label], t_build = make_solver(model, name, scale, pcg_rtol)
+        print(f"  {label}: built in {t_build:.1f} s", flush=True)
+    return solvers
+
+
+def run_sequence(model, weights, frames, solvers: dict, square_frames: int) -> dict:
+    """Run the window frames (indices into weights (50, K)) by every solver ({label: solver}), back to back per
+    frame, all from the state after the earlier frames of the same stride (solved once by woodbury). Returns
+    {label: (FrameStats list, solver, per-frame intersecting pair counts)}."""
     stride = frames[1] - frames[0] if len(frames) > 1 else 1
     prep, _ = bench_face.make_solver(model, "woodbury")
     t0 = time.perf_counter()
@@ -65,14 +74,12 @@ def run_sequence(model, weights, frames, configs, square_frames: int, pcg_rtol: 
           f"({time.perf_counter() - t0:.1f} s)", flush=True)
     del prep
     runs = {}
-    for label, name, scale, _device in configs:
-        solver, t_build = make_solver(model, name, scale, pcg_rtol)
+    for label, solver in solvers.items():
         solver.start_from(x0)
         runs[label] = ([], solver, [])
-        print(f"  {label}: built in {t_build:.1f} s", flush=True)
     for i, f in enumerate(frames):
         line = []
-        for label, *_ in configs:
+        for label in solvers:
             if label == "square" and i >= square_frames:
                 continue
             stats, solver, hits = runs[label]
@@ -140,12 +147,13 @@ def main() -> None:
     firsts = [int(v) for v in args.firsts.split(",")] if args.firsts else [args.first] * len(names)
     model = bench_face.load_model(args.size, args.model, args.save)
     t_all = time.perf_counter()
+    solvers = build_all(model, configs, args.pcg_rtol)
     results, all_rows = {}, []
     for name, first in zip(names, firsts):
         weights = expressions(name, model.names)
         frames = list(range(first, len(weights), args.stride))[:args.count]
         print(f"\n{name}: frames {frames}", flush=True)
-        runs = run_sequence(model, weights, frames, configs, args.square_frames, args.pcg_rtol)
+        runs = run_sequence(model, weights, frames, solvers, args.square_frames)
         results[name] = report(name, runs, frames)
         all_rows.append({k: bench_face.summary(v[0]) for k, v in runs.items()})
     print(f"\nall sequences in {time.perf_counter() - t_all:.0f} s; load average {os.getloadavg()[0]:.1f}")
