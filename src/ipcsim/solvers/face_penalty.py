@@ -187,7 +187,8 @@ class PenaltyFacePDSolver(FacePDSolver):
         faces, rest = self.mesh.faces, self.mesh.rest_positions
         edges = np.r_[faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]
         mean_edge = float(np.linalg.norm(rest[edges[:, 0]] - rest[edges[:, 1]], axis=1).mean())
-        k = pc.stiffness if pc.stiffness is not None else pc.stiffness_scale * float(np.mean(model.stiffness)) * mean_edge
+        k_auto = pc.stiffness_scale * float(np.mean(model.stiffness)) * mean_edge
+        k = pc.stiffness if pc.stiffness is not None else k_auto
         margin = pc.margin if pc.margin is not None else pc.margin_rel * self.bbox
         depth = pc.depth if pc.depth is not None else pc.depth_rel * self.bbox
         self.springs = PenaltySprings(self.mesh, k, margin, depth, pc.exclude_rings)
