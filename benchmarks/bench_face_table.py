@@ -65,14 +65,14 @@ def run_sequence(model, weights, frames, solvers: dict, square_frames: int) -> d
     frame, all from the state after the earlier frames of the same stride (solved once by woodbury). Returns
     {label: (FrameStats list, solver, per-frame intersecting pair counts)}."""
     stride = frames[1] - frames[0] if len(frames) > 1 else 1
-    prep, _ = bench_face.make_solver(model, "woodbury")
+    prep = solvers["diamond"] if "diamond" in solvers else bench_face.make_solver(model, "woodbury")[0]
+    prep.start_from(model.rest)
     t0 = time.perf_counter()
     for f in range(frames[0] % stride, frames[0], stride):
         prep.frame(weights[f])
     x0 = prep.x.copy()
     print(f"  start state: {len(range(frames[0] % stride, frames[0], stride))} earlier frames by woodbury "
           f"({time.perf_counter() - t0:.1f} s)", flush=True)
-    del prep
     runs = {}
     for label, solver in solvers.items():
         solver.start_from(x0)
