@@ -11,8 +11,8 @@ from ipcsim.scene.face_sequence import count_interpenetrations
 from ipcsim.solvers.face_pd import FacePDSolver
 
 #: Frames run per sequence: every one (stride 1; issue #25 asks for every frame). Measured on the shared 2-core
-#: machine, warm Numba cache: press_roll 72 s, pucker_funnel 47 s, jaw 37 s at load average 10-15 (1,443, 808
-#: and 715 global steps); pucker_funnel 13.6 s and jaw 12.3 s at load 2-8. A stride of 2 halves the cost.
+#: machine, warm Numba cache, at load average 1.7: press_roll 12.8 s, pucker_funnel 5.3 s, jaw 4.1 s (1,443, 808
+#: and 715 global steps); at load 10-15: 72 s, 47 s and 37 s.
 STRIDE = {"press_roll": 1, "pucker_funnel": 1, "jaw": 1}
 
 
