@@ -116,7 +116,7 @@ def run_face(sim, out_dir, scene_data: dict | None = None, progress: bool = True
     bar = _progress_bar(len(sim.frames), sim.name) if progress else None
     try:
         for k, f in enumerate(sim.frames):
-            st = solver.frame(model.sequence[f])
+            st = solver.frame((model.sequence if sim.weights is None else sim.weights)[f])
             io_frames.write_ply(frame_path(out, "surface", k), frame_surface(model, solver.x, skin), faces, body,
                                 BODY_NAMES)
             if volume:

@@ -9,6 +9,8 @@ but "format"; docs/face.md):
 
 - name: the run's name (default the file's stem);
 - face: "small" (shipped with the package) or "large" (built from the ICT-FaceKit files in about 40 s);
+- sequence: "shipped" (the face's own sequence, ``sequence``) or one of the experiment's three
+  (``expressions.SEQUENCES``: "press_roll", "pucker_funnel", "jaw");
 - frames: "all" or [first, last], sequence frame indices (0-based, last included) of the 50-frame sequence;
 - every: run every k-th frame of that range (each frame starts from the previous one's equilibrium);
 - solver: the global-step solver, "direct", "pcg", "schur" or "woodbury";
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import scene_error
+from .expressions import SEQUENCES, sequence_for
 from .sequence import N_FRAMES
 
 FACE_FORMAT = "ipcsim-face/1"
@@ -41,7 +44,8 @@ SIZES = ("small", "large")
 SOLVERS = ("direct", "pcg", "schur", "woodbury")
 DEVICES = ("cpu", "gpu")
 DENSE_SOLVERS = ("schur", "woodbury")  # the solvers whose dense algebra "device" moves
-DEFAULTS = {"face": "small", "frames": "all", "every": 1, "solver": "woodbury", "device": "cpu",
+SEQUENCE_NAMES = ("shipped", *SEQUENCES)
+DEFAULTS = {"face": "small", "sequence": "shipped", "frames": "all", "every": 1, "solver": "woodbury", "device": "cpu",
             "contact": {"enabled": True, "dhat": None, "dhat_rel": 1e-3, "kappa": None, "convergent": True},
             "x2": None, "tol": 1e-4, "max_iterations": 200,
             "output": {"volume": False, "render": False, "view": {"azimuth_deg": 180.0, "elevation_deg": 10.0},
@@ -59,6 +63,7 @@ class FaceSimulation:
     frames: list
     name: str
     output: dict = field(default_factory=dict)
+    weights: object = None  # (frames, K) [1] the sequence's weights (None: model.sequence)
 
 
 class FaceScene:
@@ -113,7 +118,8 @@ class FaceScene:
                                                      sequence=model.sequence[self.frame_indices()])
         solver = FacePDSolver(model, d["solver"], FaceContact(**d["contact"]), tol=d["tol"],
                               max_iterations=d["max_iterations"], x2=x2, device=d["device"])
-        return FaceSimulation(model, solver, self.frame_indices(), d["name"], dict(d["output"]))
+        return FaceSimulation(model, solver, self.frame_indices(), d["name"], dict(d["output"]),
+                              sequence_for(model, d["sequence"]))
 
     def __repr__(self) -> str:
         return f"FaceScene({self.name!r}: {self.data['face']} face, frames {self.frame_indices()})"
@@ -131,6 +137,7 @@ def _resolve(raw, source: str) -> dict:
     if not isinstance(d["name"], str) or not d["name"]:
         raise scene_error(source, "name", f"expected a non-empty string, got {d['name']!r}")
     d["face"] = _choice(raw, "face", SIZES, source)
+    d["sequence"] = _choice(raw, "sequence", SEQUENCE_NAMES, source)
     d["frames"] = _frames(raw.get("frames", "all"), source)
     d["every"] = _integer(raw.get("every", 1), "every", source)
     d["solver"] = _choice(raw, "solver", SOLVERS, source)
