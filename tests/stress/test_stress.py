@@ -65,8 +65,8 @@ def test_the_suite_catches_a_broken_ccd_bound(seed, monkeypatch):
     at wires: only the per-update check sees the edges cross, a frame of edges and faces cannot show it) and seed
     9 (two bodies collide: an edge through a face, in the updates and in the frames). Measured: 8 of the first 10
     seeds are caught this way; the two others (a stack, a bed of points) stay apart."""
-    import ipcsim.solvers.newton as newton
+    import ipcsim.solvers.line_search as line_search  # the Newton loop's CCD bound (``collision_free_bound``)
 
-    monkeypatch.setattr(newton, "compute_collision_free_stepsize", lambda *a, **k: 1.0)
+    monkeypatch.setattr(line_search, "compute_collision_free_stepsize", lambda *a, **k: 1.0)
     res = run_scene(seed)
     assert res.intersecting and res.update_failures, res.line()

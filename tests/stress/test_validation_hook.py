@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from stress_oracle import UpdateChecker, ipctk_mesh
 
-import ipcsim.solvers.newton as newton
+import ipcsim.solvers.line_search as line_search
 from ipcsim.geometry.collision_mesh import CollisionMesh
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.solvers import validation
@@ -60,7 +60,7 @@ def test_every_accepted_update_of_a_run_is_collision_free():
 def test_a_broken_ccd_bound_is_caught(monkeypatch):
     """With the CCD step bound forced to 1 the cube goes through the sheet in the first update, and the hook
     names it (so the check can fail)."""
-    monkeypatch.setattr(newton, "compute_collision_free_stepsize", lambda *a, **k: 1.0)
+    monkeypatch.setattr(line_search, "compute_collision_free_stepsize", lambda *a, **k: 1.0)
     checker = UpdateChecker()
     with validate_updates(checker):
         _thrown_through_a_sheet(steps=1)
