@@ -96,6 +96,37 @@ def _new_pypardiso():
         del os.environ["PYPARDISO_MKL_RT"]
 
 
+#: MKL's threading layer (``MKL_Set_Threading_Layer``: 0 Intel OpenMP, 1 sequential, 3 GNU OpenMP), pinned before
+#: MKL's first call. Left alone, mkl_rt picks it at its first call from the process's state: GNU OpenMP when
+#: libgomp is already loaded (Numba's 'omp' threading layer, once a parallel kernel has run), else Intel OpenMP
+#: (libiomp5). The layers give different round-off even on one thread, so a Newton solve's bits (and, on a
+#: delicate scene such as the 20_pencilStickSlip IPC sample, whether it converges) depended on whether some
+#: earlier code in the process (e.g. a ``FacePDSolver``, which factorises before any parallel kernel) called
+#: pardiso first. GNU: what a simulation gets when its kernels start first, and one OpenMP runtime with Numba's.
+#: A user's MKL_THREADING_LAYER is respected.
+MKL_THREADING_LAYER = 3
+
+_layer_pinned = False
+
+
+def _pin_threading_layer(libmkl) -> None:
+    """Sets MKL's threading layer to ``MKL_THREADING_LAYER`` once per process, before MKL's first call (see
+    there); a no-op when the user set MKL_THREADING_LAYER or the library has no setter."""
+    global _layer_pinned
+    if _layer_pinned:
+        return
+    _layer_pinned = True
+    if "MKL_THREADING_LAYER" in os.environ:
+        return
+    try:
+        setter = libmkl.MKL_Set_Threading_Layer
+    except AttributeError:  # pragma: no cover - unusual MKL builds
+        return
+    setter.restype = ctypes.c_int
+    setter.argtypes = [ctypes.c_int]
+    setter(MKL_THREADING_LAYER)
+
+
 #: iparm(8) = 0 instead of pardisoinit's 2: MKL's defaults refine every solution twice (three substitutions and
 #: two products per solve), which a Cholesky solution of an SPD matrix does not need: on the small-scene teddy's
 #: Newton matrix (1,230 rows) the relative residual is 3.1e-14 without and 2.4e-14 with refinement, the solutions
@@ -140,6 +171,7 @@ class _MKLHandle:
         if _pypardiso is None:
             raise ValueError("backend 'pardiso' needs pypardiso (pip install pypardiso)")
         self._s = _new_pypardiso()
+        _pin_threading_layer(self._s.libmkl)
         self.init()
 
     @property
