@@ -34,7 +34,11 @@ function buildMeshes(faces) {
     let obj;
     if (b.nf > 0) {
       geom.setIndex(new THREE.BufferAttribute(faces.slice(f0 * 3, (f0 + b.nf) * 3), 1));
-      obj = new THREE.Mesh(geom, new THREE.MeshLambertMaterial({ color: b.color, side: THREE.DoubleSide }));
+      // where two bodies' surfaces coincide (a face run's skin over its collision proxy) the earlier body is drawn
+      // in front: each later body is pushed back by a depth offset (invisible where surfaces are apart)
+      const k = meshes.length;
+      obj = new THREE.Mesh(geom, new THREE.MeshLambertMaterial({ color: b.color, side: THREE.DoubleSide,
+        polygonOffset: k > 0, polygonOffsetFactor: k, polygonOffsetUnits: k }));
     } else {
       geom.setIndex(new THREE.BufferAttribute(Uint32Array.from({ length: b.nv }, (_, i) => b.start + i), 1));
       obj = new THREE.Points(geom, new THREE.PointsMaterial({ color: b.color, size: 4, sizeAttenuation: false }));
