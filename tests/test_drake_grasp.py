@@ -1,28 +1,14 @@
 """benchmarks/drake_grasp.py and its scene builder benchmarks/_drake_scene.py (issue #23 item 5): the measurements
 on hand-made meshes (no Drake needed), and the pydrake scene built and stepped once (skips only without pydrake)."""
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-def _load(name):
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+from _benchmarks import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def scene():
-    return _load("_drake_scene")
+    return load_benchmark("_drake_scene")
 
 
 def _cube(scene, side=1.0):
@@ -120,7 +106,7 @@ def test_drake_run_writes_ipcsim_run_layout_that_ipcsim_plot_reads(scene, tmp_pa
     pytest.importorskip("pydrake")
     from ipcsim import io_frames, plots, runner
 
-    bench = _load("drake_grasp")
+    bench = load_benchmark("drake_grasp")
     out = tmp_path / "drake"
     s = bench.run_drake(scene.GraspConfig(dt=0.01), 0.03, out, every=1)
     assert s["steps"] == 3 and s["wall"] > 0 and s["cpu"] > 0

@@ -1,7 +1,6 @@
 """benchmarks/drake_plate_rack.py and its scene builder benchmarks/_drake_plate_scene.py (issue #24 item 6): the
 gripper plan, the rack's tubes and the frame judge on hand-made frames (no Drake needed), and the pydrake scene
 built from ipcsim's placement and stepped (skips only without pydrake)."""
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -12,28 +11,18 @@ from scipy.spatial.transform import Rotation
 from ipcsim import io_frames, runner
 from ipcsim.geometry.trajectory import Trajectory, quaternion_matrix
 from ipcsim.plate_rack import plate_mesh, rack_for_plate, upright_plate_rotation
+from _benchmarks import load_benchmark
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-def _load(name):
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def scene():
-    return _load("_drake_plate_scene")
+    return load_benchmark("_drake_plate_scene")
 
 
 @pytest.fixture(scope="module")
 def bench(scene):
-    return _load("drake_plate_rack")
+    return load_benchmark("drake_plate_rack")
 
 
 def test_gripper_plan_follows_the_trajectory_without_gimbal_lock(scene):

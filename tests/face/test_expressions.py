@@ -1,14 +1,13 @@
 """The three expression sequences of the face experiment (``face.expressions``, 000 §4) on the shipped small
 face: each drives the lips into each other without collision handling, and with IPC every frame is
 intersection-free (ipctk's exact check on every frame run)."""
-import ipctk
 import numpy as np
 import pytest
 
-from ipcsim.face import data as face_data
 from ipcsim.face.expressions import SEQUENCES, expressions, sequence_for
 from ipcsim.face.sequence import count_interpenetrations
 from ipcsim.face.solver import FacePDSolver
+from _face_check import proxy_intersects
 
 #: Frames run per sequence: every one (stride 1; issue #25 asks for every frame). Measured on the shared 2-core
 #: machine, warm Numba cache, at load average 1.7: press_roll 12.8 s, pucker_funnel 5.3 s, jaw 4.1 s (1,443, 808
@@ -17,14 +16,10 @@ STRIDE = {"press_roll": 1, "pucker_funnel": 1, "jaw": 1}
 
 
 @pytest.fixture(scope="module")
-def face():
-    return face_data.load_face("small")
+def face(small_face):
+    return small_face
 
 
-def _intersects(model, x) -> bool:
-    faces = model.proxy_faces
-    mesh = ipctk.CollisionMesh(model.proxy_vertices, ipctk.edges(faces), faces)
-    return bool(ipctk.has_intersections(mesh, model.proxy_map.apply(x)))
 
 
 def test_sequences_are_50_frames_of_weights_from_neutral(face):
@@ -65,7 +60,7 @@ def test_every_frame_is_intersection_free_with_ipc(face, name):
     xs, stats = solver.run(w)
     assert all(s.converged and s.fallbacks == 0 for s in stats)
     assert max(s.n_contacts for s in stats) > 0  # the lips do touch
-    bad = [k for k, x in enumerate(xs) if _intersects(face, x)]
+    bad = [k for k, x in enumerate(xs) if proxy_intersects(face, x)]
     assert bad == []
 
 

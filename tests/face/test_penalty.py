@@ -1,11 +1,11 @@
 """The standard-PD penalty baseline (``face.penalty``, 000 Fig. 3): its per-spring math against finite
 differences, and on the small face's press_roll sequence: the springs leave intersecting frames where IPC leaves
 none, and fewer than no collision handling at all."""
-import ipctk
 import numpy as np
 import pytest
 
 from ipcsim.face import penalty as fp
+from _face_check import proxy_intersects
 
 
 def _tri(seed, degenerate=None):
@@ -104,17 +104,11 @@ def test_detection_keeps_close_pairs_and_skips_neighbours():
 
 
 # --------------------------------------------------------------------------------------------- on the face
-def _intersects(model, x) -> bool:
-    faces = model.proxy_faces
-    mesh = ipctk.CollisionMesh(model.proxy_vertices, ipctk.edges(faces), faces)
-    return bool(ipctk.has_intersections(mesh, model.proxy_map.apply(x)))
 
 
 @pytest.fixture(scope="module")
-def face():
-    from ipcsim.face import data as face_data
-
-    return face_data.load_face("small")
+def face(small_face):
+    return small_face
 
 
 def test_penalty_baseline_leaves_intersections_where_ipc_does_not(face):
@@ -137,8 +131,8 @@ def test_penalty_baseline_leaves_intersections_where_ipc_does_not(face):
     for name, solver in (("ipc", ipc), ("penalty", penalty), ("free", free)):
         solver.start_from(x16)
         runs[name] = solver.run(w[17:19])
-    assert not any(_intersects(face, x) for x in runs["ipc"][0])
-    assert any(_intersects(face, x) for x in runs["penalty"][0])
+    assert not any(proxy_intersects(face, x) for x in runs["ipc"][0])
+    assert any(proxy_intersects(face, x) for x in runs["penalty"][0])
     assert max(s.n_contacts for s in runs["penalty"][1]) > 0  # the springs were active
     crossings = {k: sum(len(find_intersections(penalty.mesh, face.proxy_map.apply(x))) for x in v[0])
                  for k, v in runs.items()}

@@ -3,7 +3,6 @@ converges to the minimiser a Newton solve of the same energy finds; with IPC on 
 intersection-free (ipctk, the test oracle), while the run without collision handling intersects; the four
 global-step solvers give the same trajectory; x2 is chosen automatically and contacts outside it are still
 solved exactly."""
-import ipctk
 import numpy as np
 import pytest
 import scipy.sparse.linalg as spla
@@ -12,6 +11,7 @@ from ipcsim.energies import shape_targeting as st
 from ipcsim.face.flaps import two_flaps
 from ipcsim.face.regions import collision_aware_vertices
 from ipcsim.face.solver import FaceContact, FacePDSolver, predict_collision_aware_vertices
+from _face_check import proxy_intersects
 
 SOLVERS = ["direct", "pcg", "schur", "woodbury"]
 
@@ -21,11 +21,6 @@ def model():
     return two_flaps(resolution=(6, 3, 2), frames=4)
 
 
-def _intersects(model, x) -> bool:
-    """ipctk's verdict on the proxy s = W x."""
-    faces = model.proxy_faces
-    mesh = ipctk.CollisionMesh(model.proxy_vertices, ipctk.edges(faces), faces)
-    return bool(ipctk.has_intersections(mesh, model.proxy_map.apply(x)))
 
 
 @pytest.fixture(scope="module")
@@ -96,14 +91,14 @@ def test_every_frame_is_intersection_free_with_ipc(model, runs):
         _, xs, stats = runs[name]
         assert all(s.converged for s in stats), name
         for x, s in zip(xs, stats):
-            assert not _intersects(model, x), name
+            assert not proxy_intersects(model, x), name
         assert stats[-1].n_contacts > 0 and 0.0 < stats[-1].min_distance < runs[name][0].dhat
 
 
-def test_without_collision_handling_the_proxy_intersects(model, runs):
+def test_without_collision_handling_the_proxyproxy_intersects(model, runs):
     """The check above can fail: the same animation without the barrier crosses the sheets (frames 2-4)."""
     _, xs, stats = runs["none"]
-    assert [_intersects(model, x) for x in xs] == [False, True, True, True]
+    assert [proxy_intersects(model, x) for x in xs] == [False, True, True, True]
     assert all(s.n_contacts == 0 and s.time_ccd == 0.0 for s in stats)
 
 
@@ -163,7 +158,7 @@ def test_the_bone_moves_along_a_collision_free_path(model):
     _, target = model.blend(model.sequence[-1])
     assert stats.converged and stats.bone_iterations > 1
     np.testing.assert_array_equal(solver.x[model.bone], target)
-    assert not _intersects(model, solver.x)
+    assert not proxy_intersects(model, solver.x)
 
 
 def test_an_intersecting_proxy_is_refused(model, runs):
