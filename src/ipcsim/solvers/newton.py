@@ -52,6 +52,7 @@ from .line_search import LINE_SEARCH_REFINEMENTS, backtrack, collision_free_boun
 from .linear import Factorization, compute_ordering, resolve_backend
 from .reduction import FreePattern, PatternCache
 from .stiffness_damping import StiffnessDamping
+from .warm_start import extrapolated_start
 from .terms import (BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm,
                     IncrementalPotential, InertiaTerm, StiffnessDampingTerm)
 
@@ -168,13 +169,15 @@ class NewtonSolver:
         per second of step); max_newton_iterations; linear_backend: see ``linear.Factorization``;
         damping_ratio: IPC's dampingRatio in [0, 1] (0: no damping, see ``integrators``); the bodies' own
         stiffness damping (``Model.damping_stiffness``) is added as ``terms.StiffnessDampingTerm``;
-        sanity_check: run ``ipcsim.sanity.check_scene`` on the state of the first step.
+        sanity_check: run ``ipcsim.sanity.check_scene`` on the state of the first step; warm_start: start each
+        step's Newton solve from the CCD-bounded extrapolation x^t + h v^t (prescribed nodes at their targets,
+        ``warm_start``) instead of x^t.
     """
 
     def __init__(self, model: Model, integrator, contact: ContactParameters | None = None, tol: float = 1e-2,
                  max_newton_iterations: int = 1000, linear_backend: str = "auto",
                  friction: FrictionParameters | None = None, sanity_check: bool = True,
-                 damping_ratio: float = 0.0):
+                 damping_ratio: float = 0.0, warm_start: bool = False):
         self.model = model
         self.integrator = integrator
         self.contact = contact or ContactParameters()
@@ -190,6 +193,7 @@ class NewtonSolver:
             raise ValueError("a body's damping_stiffness needs a dynamic integrator (quasi-static steps have no "
                              "velocity)")
         self.tol = tol
+        self.warm_start = bool(warm_start)
         self.max_newton_iterations = max_newton_iterations
         self.linear_backend = linear_backend
         self.linear = Factorization(linear_backend)
@@ -449,6 +453,10 @@ class NewtonSolver:
 
             check_quasi_static_support(m, state_in.x, setup.prescribed, self.contact.dhat)
         x = state_in.x.copy()
+        if self.warm_start:  # CCD- and inversion-bounded, like every Newton update
+            t0 = time.perf_counter()
+            x = extrapolated_start(self, state_in.x, state_in.v, setup.prescribed, setup.target, h)[0]
+            stats.time_ccd += time.perf_counter() - t0
         e = 0.0
         for lag in range(self.friction.max_solves if self.friction else 1):
             fric = None
