@@ -42,11 +42,11 @@ def test_the_start_stops_short_of_the_ground_and_the_update_is_checked():
     prescribed = np.zeros(model.n_vertices, bool)
     seen = []
     with validate_updates(lambda mesh, xs0, xs1: seen.append((xs0.copy(), xs1.copy()))):
-        x0, alpha = extrapolated_start(solver, state.x, state.v, prescribed, state.x, 0.02)
+        x0, alpha, candidates = extrapolated_start(solver, state.x, state.v, prescribed, state.x, 0.02)
     assert 0.0 < alpha < 0.5  # the 1 cm gap of a 4 cm move (measured 0.225: CCD keeps a safety margin)
     assert x0[:, 1].min() > 0.0
     np.testing.assert_allclose(x0, state.x + alpha * 0.02 * state.v, atol=1e-15)
-    assert len(seen) == 1
+    assert len(seen) == 1 and candidates is not None
     np.testing.assert_array_equal(seen[0][1], model.surface_map.apply(x0))
     # and whole steps with it stay intersection-free and above the ground
     for _ in range(5):

@@ -452,10 +452,10 @@ class NewtonSolver:
             from ..sanity import check_quasi_static_support
 
             check_quasi_static_support(m, state_in.x, setup.prescribed, self.contact.dhat)
-        x = state_in.x.copy()
+        x, candidates = state_in.x.copy(), None
         if self.warm_start:  # CCD- and inversion-bounded, like every Newton update
             t0 = time.perf_counter()
-            x = extrapolated_start(self, state_in.x, state_in.v, setup.prescribed, setup.target, h)[0]
+            x, _, candidates = extrapolated_start(self, state_in.x, state_in.v, setup.prescribed, setup.target, h)
             stats.time_ccd += time.perf_counter() - t0
         e = 0.0
         for lag in range(self.friction.max_solves if self.friction else 1):
@@ -464,7 +464,8 @@ class NewtonSolver:
                 fric = self._friction_term(state_in.x, state_in.x if lag == 0 else x, h, setup.weights[1])
                 stats.n_friction = len(fric.collisions)
             stats.lagging_iterations = lag + 1
-            x, e, ev, started_converged = self._newton(self._potential(setup, fric), x, setup, h, stats)
+            x, e, ev, started_converged = self._newton(self._potential(setup, fric), x, setup, h, stats, candidates)
+            candidates = None
             if lag > 0 and started_converged and self.friction.lagging_iterations == 0:
                 break  # the re-lagged problem was solved where it started: the lagging converged
         xs = ev.xs
@@ -523,16 +524,20 @@ class NewtonSolver:
         stats.time_linear_solve += time.perf_counter() - t0
         return p.reshape(-1, 3), arrived
 
-    def _newton(self, potential: IncrementalPotential, x, setup: _StepSetup, h: float, stats: StepStats):
+    def _newton(self, potential: IncrementalPotential, x, setup: _StepSetup, h: float, stats: StepStats,
+                candidates=None):
         """Projected Newton from x; prescribed nodes are driven to their targets along the trajectory. Returns
         (x, energy, evaluation, started_converged): the last flag says the first increment already met the
-        tolerance (the friction lagging's convergence test)."""
+        tolerance (the friction lagging's convergence test). candidates: trajectory candidates whose boxes hold x's
+        (the warm start's), else None."""
         mesh, dhat = self.model.collision_mesh, self.contact.dhat
         free = free_coordinates(setup.prescribed)
-        ev = potential.evaluation(x)
+        ev = potential.evaluation(x, candidates)
         # the active set at the start: usually the one the previous step ended with (``_keep_static``), which the
-        # friction lagging has just asked for, so no broad phase runs here (the same set a fresh one would give)
-        ev.collisions = self._static_collisions(ev.xs)
+        # friction lagging has just asked for, so no broad phase runs here (the same set a fresh one would give);
+        # from a warm start, built on its trajectory candidates (as a line-search trial's)
+        if candidates is None:
+            ev.collisions = self._static_collisions(ev.xs)
         ev.derivatives_follow = True  # the first direction is computed here: elasticity in one pass
         e = potential.energy(ev)
         stats.converged = False

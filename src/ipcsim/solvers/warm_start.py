@@ -24,21 +24,23 @@ from .line_search import collision_free_bound
 
 
 def extrapolated_start(solver, x_t: np.ndarray, v_t: np.ndarray, prescribed: np.ndarray, target: np.ndarray,
-                       h: float) -> tuple[np.ndarray, float]:
-    """(x^0 (n, 3) [m], alpha): the start described in the module doc for a ``NewtonSolver`` solver, from positions
-    x_t (n, 3) [m] and velocities v_t (n, 3) [m/s] at the step's start, the prescribed mask (n,) bool, their
-    targets (n, 3) [m] (other rows ignored) and the step h [s]. alpha = 0 returns x_t itself (a copy)."""
+                       h: float) -> tuple[np.ndarray, float, object]:
+    """(x^0 (n, 3) [m], alpha, candidates): the start described in the module doc for a ``NewtonSolver`` solver,
+    from positions x_t (n, 3) [m] and velocities v_t (n, 3) [m/s] at the step's start, the prescribed mask (n,)
+    bool, their targets (n, 3) [m] (other rows ignored) and the step h [s]; candidates: the trajectory broad
+    phase of the path (its boxes, inflated by dhat / 2, hold the static ones of x^0: x^0's active set can be built
+    from them as a line-search trial's is), None when alpha = 0 (x^0 is then a copy of x_t)."""
     guess = x_t + h * v_t
     guess[prescribed] = target[prescribed]
     p = guess - x_t
     if not np.any(p):
-        return x_t.copy(), 0.0
+        return x_t.copy(), 0.0, None
     mesh = solver.model.collision_mesh
     xs0, xs1 = solver.model.surface_map.apply(x_t), solver.model.surface_map.apply(guess)
-    _, alpha = collision_free_bound(mesh, xs0, xs1, solver.contact.dhat)
+    candidates, alpha = collision_free_bound(mesh, xs0, xs1, solver.contact.dhat)
     alpha = min(float(alpha), solver.elastic.max_step(x_t, p, prescribed))
     if alpha <= 0.0:
-        return x_t.copy(), 0.0
+        return x_t.copy(), 0.0, None
     if alpha >= 1.0:
         x0, alpha = guess, 1.0
     else:
@@ -46,4 +48,4 @@ def extrapolated_start(solver, x_t: np.ndarray, v_t: np.ndarray, prescribed: np.
         xs1 = solver.model.surface_map.apply(x0)
     if validation.hook is not None:  # tests: the start is an update like the Newton ones
         validation.hook(mesh, xs0, xs1)
-    return x0, alpha
+    return x0, alpha, candidates
