@@ -52,9 +52,9 @@ from .line_search import LINE_SEARCH_REFINEMENTS, backtrack, collision_free_boun
 from .linear import Factorization, compute_ordering, resolve_backend
 from .reduction import FreePattern, PatternCache
 from .stiffness_damping import StiffnessDamping
-from .warm_start import extrapolated_start
 from .terms import (BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm,
                     IncrementalPotential, InertiaTerm, StiffnessDampingTerm)
+from .warm_start import newton_start
 
 
 @dataclass
@@ -169,9 +169,8 @@ class NewtonSolver:
         per second of step); max_newton_iterations; linear_backend: see ``linear.Factorization``;
         damping_ratio: IPC's dampingRatio in [0, 1] (0: no damping, see ``integrators``); the bodies' own
         stiffness damping (``Model.damping_stiffness``) is added as ``terms.StiffnessDampingTerm``;
-        sanity_check: run ``ipcsim.sanity.check_scene`` on the state of the first step; warm_start: start each
-        step's Newton solve from the CCD-bounded extrapolation x^t + h v^t (prescribed nodes at their targets,
-        ``warm_start``) instead of x^t.
+        sanity_check: run ``ipcsim.sanity.check_scene`` on the state of the first step; warm_start: start
+        from the CCD-bounded extrapolation x^t + h v^t, prescribed nodes on their targets (``warm_start``).
     """
 
     def __init__(self, model: Model, integrator, contact: ContactParameters | None = None, tol: float = 1e-2,
@@ -452,11 +451,7 @@ class NewtonSolver:
             from ..sanity import check_quasi_static_support
 
             check_quasi_static_support(m, state_in.x, setup.prescribed, self.contact.dhat)
-        x, candidates = state_in.x.copy(), None
-        if self.warm_start:  # CCD- and inversion-bounded, like every Newton update
-            t0 = time.perf_counter()
-            x, _, candidates = extrapolated_start(self, state_in.x, state_in.v, setup.prescribed, setup.target, h)
-            stats.time_ccd += time.perf_counter() - t0
+        x, candidates = newton_start(self, state_in, setup, h, stats)  # x^t, or the warm start
         e = 0.0
         for lag in range(self.friction.max_solves if self.friction else 1):
             fric = None
@@ -528,15 +523,13 @@ class NewtonSolver:
                 candidates=None):
         """Projected Newton from x; prescribed nodes are driven to their targets along the trajectory. Returns
         (x, energy, evaluation, started_converged): the last flag says the first increment already met the
-        tolerance (the friction lagging's convergence test). candidates: trajectory candidates whose boxes hold x's
-        (the warm start's), else None."""
+        tolerance (the friction lagging's convergence test). candidates: the warm start's (``newton_start``)."""
         mesh, dhat = self.model.collision_mesh, self.contact.dhat
         free = free_coordinates(setup.prescribed)
         ev = potential.evaluation(x, candidates)
         # the active set at the start: usually the one the previous step ended with (``_keep_static``), which the
-        # friction lagging has just asked for, so no broad phase runs here (the same set a fresh one would give);
-        # from a warm start, built on its trajectory candidates (as a line-search trial's)
-        if candidates is None:
+        # friction lagging has just asked for, so no broad phase runs here (the same set a fresh one would give)
+        if candidates is None:  # else built on the warm start's trajectory candidates, as a line-search trial's
             ev.collisions = self._static_collisions(ev.xs)
         ev.derivatives_follow = True  # the first direction is computed here: elasticity in one pass
         e = potential.energy(ev)

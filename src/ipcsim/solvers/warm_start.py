@@ -17,6 +17,8 @@ embedded.md). The friction lagging is untouched: the first solve's friction is l
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from . import validation
@@ -49,3 +51,15 @@ def extrapolated_start(solver, x_t: np.ndarray, v_t: np.ndarray, prescribed: np.
     if validation.hook is not None:  # tests: the start is an update like the Newton ones
         validation.hook(mesh, xs0, xs1)
     return x0, alpha, candidates
+
+
+def newton_start(solver, state_in, setup, h: float, stats) -> tuple[np.ndarray, object]:
+    """(x^0 (n, 3) [m], candidates) where a ``NewtonSolver``'s step of size h [s] from state_in starts: a copy of
+    state_in.x and None, or with ``solver.warm_start`` the ``extrapolated_start`` (setup: the step's
+    ``newton._StepSetup``; its time is added to stats.time_ccd)."""
+    if not solver.warm_start:
+        return state_in.x.copy(), None
+    t0 = time.perf_counter()
+    x, _, candidates = extrapolated_start(solver, state_in.x, state_in.v, setup.prescribed, setup.target, h)
+    stats.time_ccd += time.perf_counter() - t0
+    return x, candidates
