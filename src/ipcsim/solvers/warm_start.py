@@ -13,9 +13,9 @@ end-of-step position at x^t + h v^t, while a start at x^t spends its first itera
 prescribed iteration) and more to bring the carried body after it. Measured on the teddy grasp (paper set-up, low
 embedding, h = 0.02 s, 4 s): 3.65 Newton iterations per step from x^t, 2.51 from the extrapolation (lift phase
 4.20 -> 2.15, hold 2.44 -> 1.20, squeeze 3.91 -> 3.75); the solution is the same to the Newton tolerance (docs/
-embedded.md). It costs more line-search trials (460 -> 863 energy evaluations there: from the extrapolation the
-first steps overshoot the lagged friction's stick zone more often). The friction lagging is untouched: the first
-solve's friction is lagged at x^t whatever the start.
+embedded.md). It costs more line-search trials (460 -> 863 energy evaluations there; in the rejected full steps,
+split per term, the friction energy rises most). The friction lagging is untouched: the first solve's friction is
+lagged at x^t whatever the start.
 """
 from __future__ import annotations
 
