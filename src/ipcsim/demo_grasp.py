@@ -172,7 +172,8 @@ def teddy_grasp(params: GraspParameters | None = None, teddy=None) -> tuple[Simu
     b, ids = build_grasp(p, teddy)
     model, state = b.finalize()
     solver = ImplicitEulerSolver(model, ContactParameters(dhat=p.dhat, kappa=p.kappa),
-                                 friction=FrictionParameters(mu=p.mu, eps_v=p.eps_v), tol=p.tol)
+                                 friction=FrictionParameters(mu=p.mu, eps_v=p.eps_v), tol=p.tol,
+                                 warm_start=True)  # 3.65 -> 2.51 Newton it/step (paper, low, h = 0.02 s)
     every = max(1, int(round(0.02 / p.dt)))
     name = f"teddy-grasp-{p.mode}" if p.setup == "paper" else f"teddy-grasp-legacy-{p.mode}"
     sim = Simulation(model, state, solver, p.dt, p.end_time, {"every": every, "render": True}, name=name,

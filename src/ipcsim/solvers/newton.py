@@ -54,6 +54,7 @@ from .reduction import FreePattern, PatternCache
 from .stiffness_damping import StiffnessDamping
 from .terms import (BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm,
                     IncrementalPotential, InertiaTerm, StiffnessDampingTerm)
+from .warm_start import newton_start
 
 
 @dataclass
@@ -168,13 +169,14 @@ class NewtonSolver:
         per second of step); max_newton_iterations; linear_backend: see ``linear.Factorization``;
         damping_ratio: IPC's dampingRatio in [0, 1] (0: no damping, see ``integrators``); the bodies' own
         stiffness damping (``Model.damping_stiffness``) is added as ``terms.StiffnessDampingTerm``;
-        sanity_check: run ``ipcsim.sanity.check_scene`` on the state of the first step.
+        sanity_check: run ``ipcsim.sanity.check_scene`` on the state of the first step; warm_start: start
+        from the CCD-bounded extrapolation x^t + h v^t, prescribed nodes on their targets (``warm_start``).
     """
 
     def __init__(self, model: Model, integrator, contact: ContactParameters | None = None, tol: float = 1e-2,
                  max_newton_iterations: int = 1000, linear_backend: str = "auto",
                  friction: FrictionParameters | None = None, sanity_check: bool = True,
-                 damping_ratio: float = 0.0):
+                 damping_ratio: float = 0.0, warm_start: bool = False):
         self.model = model
         self.integrator = integrator
         self.contact = contact or ContactParameters()
@@ -190,6 +192,7 @@ class NewtonSolver:
             raise ValueError("a body's damping_stiffness needs a dynamic integrator (quasi-static steps have no "
                              "velocity)")
         self.tol = tol
+        self.warm_start = bool(warm_start)
         self.max_newton_iterations = max_newton_iterations
         self.linear_backend = linear_backend
         self.linear = Factorization(linear_backend)
@@ -448,7 +451,7 @@ class NewtonSolver:
             from ..sanity import check_quasi_static_support
 
             check_quasi_static_support(m, state_in.x, setup.prescribed, self.contact.dhat)
-        x = state_in.x.copy()
+        x, candidates = newton_start(self, state_in, setup, h, stats)  # x^t, or the warm start
         e = 0.0
         for lag in range(self.friction.max_solves if self.friction else 1):
             fric = None
@@ -456,7 +459,8 @@ class NewtonSolver:
                 fric = self._friction_term(state_in.x, state_in.x if lag == 0 else x, h, setup.weights[1])
                 stats.n_friction = len(fric.collisions)
             stats.lagging_iterations = lag + 1
-            x, e, ev, started_converged = self._newton(self._potential(setup, fric), x, setup, h, stats)
+            x, e, ev, started_converged = self._newton(self._potential(setup, fric), x, setup, h, stats, candidates)
+            candidates = None
             if lag > 0 and started_converged and self.friction.lagging_iterations == 0:
                 break  # the re-lagged problem was solved where it started: the lagging converged
         xs = ev.xs
@@ -515,16 +519,18 @@ class NewtonSolver:
         stats.time_linear_solve += time.perf_counter() - t0
         return p.reshape(-1, 3), arrived
 
-    def _newton(self, potential: IncrementalPotential, x, setup: _StepSetup, h: float, stats: StepStats):
+    def _newton(self, potential: IncrementalPotential, x, setup: _StepSetup, h: float, stats: StepStats,
+                candidates=None):
         """Projected Newton from x; prescribed nodes are driven to their targets along the trajectory. Returns
         (x, energy, evaluation, started_converged): the last flag says the first increment already met the
-        tolerance (the friction lagging's convergence test)."""
+        tolerance (the friction lagging's convergence test). candidates: the warm start's (``newton_start``)."""
         mesh, dhat = self.model.collision_mesh, self.contact.dhat
         free = free_coordinates(setup.prescribed)
-        ev = potential.evaluation(x)
+        ev = potential.evaluation(x, candidates)
         # the active set at the start: usually the one the previous step ended with (``_keep_static``), which the
         # friction lagging has just asked for, so no broad phase runs here (the same set a fresh one would give)
-        ev.collisions = self._static_collisions(ev.xs)
+        if candidates is None:  # else built on the warm start's trajectory candidates, as a line-search trial's
+            ev.collisions = self._static_collisions(ev.xs)
         ev.derivatives_follow = True  # the first direction is computed here: elasticity in one pass
         e = potential.energy(ev)
         stats.converged = False
