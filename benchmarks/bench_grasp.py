@@ -12,8 +12,8 @@ phase + step bound; line search = energy evaluations; other = elastic derivative
 bookkeeping) and how far the teddy rose (its surface centroid, against the 0.12 m lift). The last lines are
 
     embedded speedup: X      full-space wall time / low-embedding wall time (target 2.0 or more; the paper: 2.0)
-    real-time factor: X      simulated time / wall time of the low embedding (target 2.0 or more on this 2-core
-                             machine; the paper: 1.8 on 16 cores)
+    real-time factor: X      simulated time / wall time of the low embedding (target 4.0 or more on this 2-core
+                             machine, issue #23; the paper: 1.8 on 16 cores)
 
 The bubbles are the set-up's (paper: linear corotated, as in the paper, which invert in the squeeze; legacy:
 neo-Hookean); --bubble-material overrides it.
