@@ -19,8 +19,9 @@ the frames need no change of frame:
   the effort limit its grip force. ``finger_force=inf`` makes each finger follow the width column with the
   chain's stiff PD instead (as ipcsim prescribes the FinRay's mounting face): the column closes the jaws 5 mm
   past first contact a side, which the FinRay takes up by bending its ribs around the rim lip, a rigid hull
-  only by going 4.6 mm into a 4.2 mm lip from each side (the two hulls then overlap each other), and Drake
-  squeezes the immersed lip out within 0.1 s at any hydroelastic modulus (docs/drake_plate_rack.md).
+  only by going about 5 mm into a 4.2 mm lip from each side (the two hulls then overlap each other), and Drake
+  squeezes the immersed lip out within 0.15 s at every modulus, gain, dissipation and friction tried
+  (docs/drake_plate_rack.md).
   Contact geometry: the convex hull of the FinRay finger (its triangular prism, the pads leaning inward as
   placed: a rigid finger cannot bend into its ribs) as a compliant hydroelastic Convex, ``FINGER_MODULUS``,
   Hunt-Crossley dissipation ``FINGER_DISSIPATION``; the two fingers do not collide with each other (a robot
