@@ -49,8 +49,8 @@ def cylinder_surface(radius: float, length: float, n: int = 24) -> tuple[np.ndar
                        + [[[0.0, 0.0, -length / 2], [0.0, 0.0, length / 2]]])
     i = np.arange(n)
     j = (i + 1) % n
-    sides = [np.concatenate([np.column_stack([o + i, o + j, o + n + j]), np.column_stack([o + i, o + n + j, o + n + i])])
-             for o in n * np.arange(k - 1)]
+    sides = [np.concatenate([np.column_stack([o + i, o + j, o + n + j]),
+                             np.column_stack([o + i, o + n + j, o + n + i])]) for o in n * np.arange(k - 1)]
     top = (k - 1) * n
     return v, np.concatenate(sides + [np.column_stack([np.full(n, k * n), j, i]),
                                       np.column_stack([np.full(n, k * n + 1), top + i, top + j])])
