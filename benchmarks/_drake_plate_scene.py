@@ -12,14 +12,20 @@ the frames need no change of frame:
   the plant's desired-state port (SAP's implicit PD, stiff gains: tracking to a few micrometres); the desired
   state of a step is the trajectory at the step's end with the step's mean velocity (the motion ipcsim's
   prescribed nodes make in the same step).
-- Fingers: two rigid bodies on prismatic joints of G along its opening axis a; finger s (-1, +1) follows
-  s w(t) / 2 a from its closed place (ipcsim's gripper rule ``model.gripper``: its mounting face is prescribed)
-  by the same stiff PD as the chain. Contact geometry: the convex hull of the FinRay finger (its triangular
-  prism, the pads leaning inward as placed: a rigid finger cannot bend into its ribs) as a compliant
-  hydroelastic Convex, ``FINGER_MODULUS``, Hunt-Crossley dissipation ``FINGER_DISSIPATION``; the two fingers do
-  not collide with each other (a robot model's usual filter: the trajectory closes the pads past the rim lip,
-  which the FinRay wraps and the rigid hulls overlap below it). A force-limited driver instead:
-  ``DrakePlateConfig.finger_force`` (e.g. the WSG-50's 40 N).
+- Fingers: two rigid bodies on prismatic joints of G along its opening axis a; finger s (-1, +1) is driven
+  towards s w(t) / 2 a from its closed place (ipcsim's gripper rule ``model.gripper``) by a force-limited PD,
+  ``FINGER_GAINS`` capped at ``DrakePlateConfig.finger_force`` (default ``GRIP_FORCE``, 40 N: Drake's WSG-50
+  driver's default limit), as a parallel gripper with rigid fingers grips: the width column is its set point,
+  the effort limit its grip force. ``finger_force=inf`` makes each finger follow the width column with the
+  chain's stiff PD instead (as ipcsim prescribes the FinRay's mounting face): the column closes the jaws 5 mm
+  past first contact a side, which the FinRay takes up by bending its ribs around the rim lip, a rigid hull
+  only by going about 5 mm into a 4.2 mm lip from each side (the two hulls then overlap each other), and Drake
+  squeezes the immersed lip out within 0.15 s at every modulus, gain, dissipation and friction tried
+  (docs/drake_plate_rack.md).
+  Contact geometry: the convex hull of the FinRay finger (its triangular prism, the pads leaning inward as
+  placed: a rigid finger cannot bend into its ribs) as a compliant hydroelastic Convex, ``FINGER_MODULUS``,
+  Hunt-Crossley dissipation ``FINGER_DISSIPATION``; the two fingers do not collide with each other (a robot
+  model's usual filter).
 - Plate: the shipped ``plate_8in_col.obj`` as a free rigid body of Drake's 0.375 kg (inertia of the uniformly
   filled closed surface), rigid hydroelastic Mesh (its real non-convex surface against compliant geometry).
 - Rack: one free rigid body of steel resting on the table, as ipcsim's (``fixed_rack``: welded to the world).
@@ -53,8 +59,13 @@ from scipy.spatial.transform import Rotation
 
 STIFF_GAINS = (1e7, 1e4)  # (p [N/m or N m/rad], d [N s/m or N m s/rad]) of the gripper's 6 pose joints
 #: with ``DrakePlateConfig.finger_force`` finite (a force-limited driver): gains (p [N/m], d [N s/m]) of each
-#: finger's joint (about critical for 0.05 kg); 40 N is Drake's WSG-50 driver's default force limit
+#: finger's joint (about critical for 0.05 kg)
 FINGER_GAINS = (1e4, 50.0)
+#: [N], the default effort limit of each finger's driver: Drake's WSG-50 driver's default force limit (the robot
+#: gripper of UMI, whose FinRay fingers 004 models). Measured on the clean trajectory at dt = 0.01 s: a limit of
+#: 8 N or less drops the plate while it is lifted (ipcsim's FinRay holds it with about 5 N by wrapping the lip),
+#: 9 N and more carry it
+GRIP_FORCE = 40.0
 #: [Pa], hydroelastic modulus of the fingers' contact surface: the printed TPU's Young's modulus
 #: (``geometry.finray.TPU_MATERIAL``, 26 MPa, the material of ipcsim's FinRay fingers)
 FINGER_MODULUS = 26e6
@@ -105,13 +116,14 @@ class PlateRackSetup:
 @dataclass
 class DrakePlateConfig:
     """The Drake run's knobs: time step dt [s], gains of the gripper's joints, the fingers' effort limit [N]
-    (inf: the fingers follow the width column with the pose joints' gains, as ipcsim's prescribed mounting faces;
-    finite: a force-limited driver with ``FINGER_GAINS``), the rack's contact ("rigid": point contact with the
+    (finite, default ``GRIP_FORCE``: a force-limited driver with ``FINGER_GAINS`` whose set point is the width
+    column; inf: the fingers follow the width column with the pose joints' gains, as ipcsim's prescribed mounting
+    faces, and squeeze the plate out), the rack's contact ("rigid": point contact with the
     plate, or "compliant" hydroelastic), the fingers' hydroelastic modulus [Pa]."""
 
     dt: float = 0.01
     gains: tuple = STIFF_GAINS
-    finger_force: float = float("inf")
+    finger_force: float = GRIP_FORCE
     rack_contact: str = "rigid"
     finger_modulus: float = FINGER_MODULUS
 

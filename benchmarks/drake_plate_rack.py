@@ -17,7 +17,8 @@ Needs the optional ``compare`` extra (pydrake). Writes ipcsim's run layout (docs
                           the plate's centre (3,) [m] and tilt [deg], the gripper's worst tracking error [m]
 
 Usage: python benchmarks/drake_plate_rack.py [--trajectory clean|offset] [--dt 0.01] [--out OUT]
-       [--rack-contact rigid|compliant] [--end-time T] [--every N] [--fixed-rack] [--mu 0.5]
+       [--rack-contact rigid|compliant] [--end-time T] [--every N] [--fixed-rack] [--mu 0.5] [--finger-mu 0.8]
+       [--finger-force 40 (N a finger; inf: follow the width column)]
 The last line: ``drake plate-wire intersecting frames: K of F`` (ipcsim's frames of the same scene: 0).
 """
 from __future__ import annotations
@@ -308,9 +309,9 @@ def main(argv=None) -> int:
     ap.add_argument("--mu", type=float, default=0.5, help="friction between plate, rack, stand, table (default 0.5)")
     ap.add_argument("--finger-mu", type=float, default=0.8, help="friction between fingers and plate (default 0.8)")
     ap.add_argument("--fixed-rack", action="store_true", help="weld the rack to the world")
-    ap.add_argument("--finger-force", type=float, default=float("inf"),
-                    help="effort limit [N] of a force-limited finger driver (default: none, the fingers follow the "
-                    "width column)")
+    ap.add_argument("--finger-force", type=float, default=dps.GRIP_FORCE,
+                    help=f"effort limit [N] of each finger's force-limited driver (default {dps.GRIP_FORCE:g}, Drake's "
+                    "WSG-50 default; inf: the fingers follow the width column and squeeze the plate out)")
     args = ap.parse_args(argv)
     if args.every is not None and args.every < 1:
         raise ValueError(f"--every must be >= 1, got {args.every}")

@@ -155,17 +155,40 @@ def test_drake_run_writes_ipcsims_run_layout(bench, tmp_path):
     assert list(table["frame"]) == [0, 1, 2] and np.all(table["plate_wire_pairs"] == 0)
 
 
-def test_rigid_fingers_close_on_the_plates_rim_lip(scene):
+def test_rigid_fingers_following_the_width_column_squeeze_the_plate_out(scene):
     pytest.importorskip("pydrake")
-    sim = scene.build_plate_rack(scene.setup_from_scene("clean"), 100)
+    setup = scene.setup_from_scene("clean")
+    sim = scene.build_plate_rack(setup, 200, scene.DrakePlateConfig(finger_force=float("inf")))
+    y0 = sim.positions()[0][:, 1].mean()
     for k in range(1, 101):
         sim.advance(0.01 * k)
     c = sim.contacts()
     left, right = c["forces"][2], c["forces"][3]
     # t = 1.0 s, the pads 4 mm past first contact: they squeeze the lip from both sides along x (measured -300 N
     # and +301 N), and follow the width column while they do (measured 1.7e-4 m behind)
-    assert left[0] < -10.0 and right[0] > 10.0
+    assert left[0] < -100.0 and right[0] > 100.0
     assert np.abs(sim.joint_positions() - sim.plan.q[100])[6:].max() < 1e-3
+    for k in range(101, 201):
+        sim.advance(0.01 * k)
+    # t = 2.0 s, the gripper 0.13 m up: the lip was squeezed out of the pinch, the plate stayed in its stand
+    # (measured: its vertices' mean height 3.9 mm lower than at the start)
+    assert sim.positions()[0][:, 1].mean() - y0 < 0.01
+
+
+def test_force_limited_fingers_carry_the_plate(scene):
+    pytest.importorskip("pydrake")
+    setup = scene.setup_from_scene("clean")
+    sim = scene.build_plate_rack(setup, 200)  # the default: each finger's driver capped at GRIP_FORCE
+    assert sim.config.finger_force == scene.GRIP_FORCE == 40.0
+    y0 = sim.positions()[0][:, 1].mean()
+    for k in range(1, 201):
+        sim.advance(0.01 * k)
+    c = sim.contacts()
+    # t = 2.0 s, the gripper 0.13 m up: the pinch holds the plate with the capped grip (measured |F| 40.4 and
+    # 40.7 N on the fingers, the plate's vertices' mean height 0.127 m higher)
+    assert 0.12 < sim.positions()[0][:, 1].mean() - y0 < 0.14
+    for f in c["forces"][2:4]:
+        assert 30.0 < np.linalg.norm(f) < 45.0
 
 
 def test_where_it_ends_finds_the_slot_of_the_plates_lowest_point(bench, tmp_path):
