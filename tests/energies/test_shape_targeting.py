@@ -189,3 +189,15 @@ def test_newton_polar_leaves_inverted_and_flat_to_the_svd(rng, sig):
     the local step takes the rotation-variant SVD (``test_local_step_is_the_best_rotation`` checks its result)."""
     m = _rotation(rng) @ np.diag(sig) @ _rotation(rng).T
     assert not st.polar_newton_into(m, np.empty((3, 3)), np.empty((3, 3)))
+
+
+@pytest.mark.parametrize("config", ["generic", "near-singular", "inverted"])
+def test_energy_gradient_equals_energy_and_gradient_bit_for_bit(setup, rng, config):
+    """The face solver's single-pass energy and gradient (``energy_gradient``) gives the very bits of the local
+    step, residual and scatter kernels (``energy_and_gradient``)."""
+    v, t, dm_inv, _, _, w, a = setup
+    x = _configs(rng, v, t)[config]
+    e0, g0, _ = st.energy_and_gradient(x, t, dm_inv, a, w)
+    e1, g1 = st.energy_gradient(x, t, dm_inv, a, w)
+    assert e1 == e0
+    np.testing.assert_array_equal(g1, g0)

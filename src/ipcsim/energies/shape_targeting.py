@@ -305,6 +305,34 @@ def _true_hessian_blocks(x, tets, dm_inv, a, w):
     return out
 
 
+@njit(cache=True)
+def _energy_gradient_fused(x, tets, dm_inv, a, w, e_out, g_out):
+    """One serial pass over the tets: e_out[e] = w ||F - R A||^2 [J] and g_out (n, 3) [N] += 2 w (F - R A) g_a
+    (zeroed first), R as ``local_step``, the residuals never stored. The same arithmetic in the same tet order as
+    ``_local_residual_kernel`` then ``_scatter_gradient``, so the same bits (the one-thread path)."""
+    f, m, u = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    d, sigma, g = np.empty((3, 3)), np.empty(3), np.empty((4, 3))
+    g_out[:] = 0.0
+    for e in range(tets.shape[0]):
+        deformation_gradient_into(x, tets, dm_inv, e, f)
+        _mul_into(f, a, e, m)
+        best_rotation_into(m, r, u, sigma, v, b)
+        acc = 0.0
+        for i in range(3):
+            for j in range(3):
+                dij = f[i, j] - (r[i, 0] * a[e, 0, j] + r[i, 1] * a[e, 1, j] + r[i, 2] * a[e, 2, j])
+                d[i, j] = dij
+                acc += dij * dij
+        e_out[e] = w[e] * acc
+        shape_gradients_into(dm_inv, e, g)
+        c = 2.0 * w[e]
+        for q in range(4):
+            vq = tets[e, q]
+            for i in range(3):
+                g_out[vq, i] += c * (d[i, 0] * g[q, 0] + d[i, 1] * g[q, 1] + d[i, 2] * g[q, 2])
+
+
 # ------------------------------------------------------------------------------------------ public API
 def _arrays(x, tets, dm_inv, a):
     return (np.ascontiguousarray(x, np.float64), np.ascontiguousarray(tets, np.int64),
@@ -360,6 +388,19 @@ def energy_and_gradient(x, tets, dm_inv, a, w) -> tuple[float, np.ndarray, np.nd
         _local_residual_kernel(x, tets, dm_inv, a, w, rot, res, e)
     g = _scatter_gradient(tets, dm_inv, w, res, len(x))
     return float(np.sum(e)), g, rot
+
+
+def energy_gradient(x, tets, dm_inv, a, w) -> tuple[float, np.ndarray]:
+    """(E(x) [J], grad E (n, 3) [N]): ``energy_and_gradient`` without the rotations, the same numbers bit for
+    bit; on one Numba thread in a single pass over the tets that stores no per-tet matrices."""
+    x, tets, dm_inv, a = _arrays(x, tets, dm_inv, a)
+    w = np.ascontiguousarray(w, np.float64)
+    if _threads(len(tets)) > 1:
+        e, g, _ = energy_and_gradient(x, tets, dm_inv, a, w)
+        return e, g
+    e_t, g = np.empty(len(tets)), np.empty((len(x), 3))
+    _energy_gradient_fused(x, tets, dm_inv, a, w, e_t, g)
+    return float(np.sum(e_t)), g
 
 
 def true_hessian(x, tets, dm_inv, a, w) -> sp.csr_matrix:
