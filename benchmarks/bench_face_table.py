@@ -16,6 +16,7 @@ configuration, all 50 frames, square included) from the measured per-frame times
 
     python benchmarks/bench_face_table.py [--size large|small] [--sequences press_roll,pucker_funnel,jaw]
         [--first 0] [--count 50] [--stride 1] [--square-frames 1] [--configs o,triangle,...] [--model face.npz]
+        [--states states.npz]
 """
 from __future__ import annotations
 
@@ -140,6 +141,8 @@ def main() -> None:
     ap.add_argument("--configs", default=",".join(c[0] for c in ALL_CONFIGS),
                     help="comma-separated labels of " + ", ".join(c[0] for c in ALL_CONFIGS))
     ap.add_argument("--pcg-rtol", type=float, default=1e-12)
+    ap.add_argument("--states", help="write each configuration's state at the end of each sequence's window to "
+                    "this .npz (keys SEQUENCE/LABEL, (n, 3) [m]), to compare two runs' equilibria")
     args = ap.parse_args()
     names = args.sequences.split(",")
     want = args.configs.split(",")
@@ -148,7 +151,7 @@ def main() -> None:
     model = bench_face.load_model(args.size, args.model, args.save)
     t_all = time.perf_counter()
     solvers = build_all(model, configs, args.pcg_rtol)
-    results, all_rows = {}, []
+    results, all_rows, states = {}, [], {}
     for name, first in zip(names, firsts):
         weights = expressions(name, model.names)
         frames = list(range(first, len(weights), args.stride))[:args.count]
@@ -156,9 +159,12 @@ def main() -> None:
         runs = run_sequence(model, weights, frames, solvers, args.square_frames)
         results[name] = report(name, runs, frames)
         all_rows.append({k: bench_face.summary(v[0]) for k, v in runs.items()})
+        states.update({f"{name}/{k}": v[1].x.copy() for k, v in runs.items()})
     print(f"\nall sequences in {time.perf_counter() - t_all:.0f} s; load average {os.getloadavg()[0]:.1f}")
     for name, s in results.items():
         print(f"woodbury speedup ({name}): {s:.2f}" if s is not None else f"{name}: no triangle/diamond run")
+    if args.states:
+        np.savez(args.states, **states)
     print(f"estimated time of the full table (these configurations, 50 frames x {len(all_rows)} sequences): "
           f"{full_estimate(all_rows) / 60:.0f} min")
 

@@ -117,15 +117,14 @@ class FrameStats:
 @dataclass
 class _Point:
     """An evaluated iterate: x (n, 3) [m], s = W x (p, 3) [m], the active set, the true energy E [J], the
-    shape-targeting gradient (n, 3) [N], the rotations R (m, 3, 3), and the seconds its local step and
-    shape-targeting gradient took (000 Table 1 counts them as misc)."""
+    shape-targeting gradient (n, 3) [N], and the seconds its local step and shape-targeting gradient took (000
+    Table 1 counts them as misc). The rotations are not kept (no later step reads them)."""
 
     x: np.ndarray
     s: np.ndarray
     coll: object
     energy: float
     grad: np.ndarray
-    rot: np.ndarray
     time_local: float = 0.0
 
 
@@ -149,7 +148,8 @@ class FacePDSolver:
         self.contact = contact or FaceContact()
         self.tol, self.max_iterations = float(tol), int(max_iterations)
         n = len(model.rest)
-        self.dm_inv, volume, grads = st.rest_shape(model.rest, model.tets)
+        self.tets = np.ascontiguousarray(model.tets, np.int64)
+        self.dm_inv, volume, grads = st.rest_shape(model.rest, self.tets)
         self.w = np.asarray(model.stiffness, np.float64) * volume
         k = st.scalar_hessian(n, model.tets, grads, self.w)
         self.bone = np.asarray(model.bone, np.int64)
@@ -192,7 +192,7 @@ class FacePDSolver:
         return dict(stiffness=self.kappa, **self.contact.formulation.potential_args)
 
     def _evaluate(self, x, a, candidates) -> _Point:
-        """The true energy, its shape-targeting gradient and rotations (one local step) at x; the active set from
+        """The true energy and its shape-targeting gradient (one local step) at x; the active set from
         candidates (None: a static broad phase at W x)."""
         s = self.model.proxy_map.apply(x)
         coll = None
@@ -201,11 +201,11 @@ class FacePDSolver:
                 candidates = build_candidates(self.mesh, s, None, inflation_radius=0.5 * self.dhat)
             coll = self._collisions(s, candidates)
         t0 = time.perf_counter()
-        e, g, rot = st.energy_and_gradient(x, self.model.tets, self.dm_inv, a, self.w)
+        e, g = st.energy_gradient(x, self.tets, self.dm_inv, a, self.w)
         t_local = time.perf_counter() - t0
         if coll is not None and len(coll):
             e += barrier_potential(coll, self.mesh, s, **self._barrier_args())
-        return _Point(x, s, coll, e, g, rot, t_local)
+        return _Point(x, s, coll, e, g, t_local)
 
     def _contact_terms(self, pt: _Point, arrived: bool):
         """(barrier gradient on the nodes (n, 3) [N], B_ff (3nf, 3nf), B_fb (3nf, 3nb) CSR [N/m]); None's
