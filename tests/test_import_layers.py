@@ -196,6 +196,6 @@ def test_the_face_package_sits_below_the_scene_and_above_the_solvers():
     assert not graph[face] & {"ipcsim.scene", "ipcsim.cli"}, sorted(graph[face])
     users = {part for part, targets in graph.items() if face in targets}
     below = {"ipcsim.solvers", "ipcsim.energies", "ipcsim.contact", "ipcsim.geometry", "ipcsim.model",
-             "ipcsim.errors", "ipcsim.jit"}
+             "ipcsim.errors", "ipcsim.runtime.jit"}
     assert not users & below, sorted(users & below)
     assert graph["ipcsim.errors"] == set()

@@ -5,7 +5,7 @@ import pytest
 import ipctk
 from ipcsim.contact.intersection import has_intersections
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver
 
 CUBE_V, CUBE_T = box_tet_mesh((0.2, 0.2, 0.2), (1, 1, 1))
 

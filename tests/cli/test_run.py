@@ -4,9 +4,9 @@ import json
 import ipctk
 import numpy as np
 
-import ipcsim.solvers.implicit_euler as ie
-from ipcsim.io_frames import read_ply
-from ipcsim.runner import STATS_COLUMNS
+import ipcsim.solvers.integrator_solvers as ie
+from ipcsim.io.frames import read_ply
+from ipcsim.app.runner import STATS_COLUMNS
 from ipcsim.scene import load_scene
 
 from _cli_helpers import MIXED, frame_bytes, frames_of, read_frames, stats_rows, write_scene

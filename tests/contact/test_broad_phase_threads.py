@@ -4,7 +4,7 @@ from __future__ import annotations
 import numba as nb
 import pytest
 
-from ipcsim.contact.broad_phase import threads
+from ipcsim.runtime import threads
 
 
 def test_small_work_runs_on_one_thread(monkeypatch):

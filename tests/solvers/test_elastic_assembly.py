@@ -9,7 +9,7 @@ from ipcsim.contact.broad_phase import build_candidates
 from ipcsim.energies.materials import elastic_gradient_and_hessian_blocks
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.solvers.elastic import ElasticTerm
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 from ipcsim.solvers.reduction import FreePattern, SystemMatrix
 
 DHAT = 1e-3

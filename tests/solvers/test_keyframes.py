@@ -5,7 +5,7 @@ import pytest
 from ipcsim.contact.intersection import has_intersections
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.model.control import KeyframedMotion
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver
 
 
 def test_positions_are_linear_between_frames_and_held_outside(rng):

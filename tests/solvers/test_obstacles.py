@@ -9,7 +9,7 @@ from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.geometry.surface_map import SurfaceMap
 from ipcsim.model.control import PrescribedMotion, rotation_matrix
 from ipcsim.solvers.newton import free_coordinates
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver
 
 
 def _tk_mesh(mesh):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ipcsim.solvers.pardiso import pardiso_available
+from ipcsim.linalg.pardiso import pardiso_available
 
 pytestmark = pytest.mark.skipif(not pardiso_available(), reason="needs pypardiso (MKL)")
 
@@ -24,7 +24,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "scene" / "ipc_samples"
 
 _PARDISO_FIRST = """
 import numpy as np, scipy.sparse as sp
-from ipcsim.solvers.linear import Factorization
+from ipcsim.linalg.factorization import Factorization
 n = 400
 a = sp.diags([-np.ones(n - 1), 4.0 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1], format="csr")
 Factorization("pardiso").factor(a).solve(np.ones(n))  # MKL's first call, before any Numba parallel kernel

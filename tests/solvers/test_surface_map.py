@@ -11,7 +11,7 @@ from ipcsim.contact.collisions import build_collisions
 from ipcsim.geometry.collision_mesh import CollisionMesh
 from ipcsim.geometry.surface_map import SurfaceMap
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 from ipcsim.solvers.reduction import PatternCache, SystemMatrix
 
 

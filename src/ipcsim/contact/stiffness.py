@@ -23,9 +23,9 @@ import math
 import numpy as np
 from numba import prange
 
-from ..jit import twin
+from ..runtime.jit import twin
 from .barrier import barrier_second_derivative
-from .broad_phase.threads import numba_threads, threads_for
+from ..runtime.threads import numba_threads, threads_for
 from .stencils import stencil_d2
 
 

@@ -49,7 +49,7 @@ from .elastic import ElasticTerm
 from .friction_params import FrictionParameters, stencil_mu
 from .integrators import LaggedRayleighDamping, check_damping_ratio
 from .line_search import LINE_SEARCH_REFINEMENTS, backtrack, collision_free_bound
-from .linear import Factorization, compute_ordering, resolve_backend
+from ..linalg.factorization import Factorization, compute_ordering, resolve_backend
 from .reduction import FreePattern, PatternCache
 from .stiffness_damping import StiffnessDamping
 from .terms import (BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm,
@@ -168,7 +168,7 @@ class NewtonSolver:
         per second of step); max_newton_iterations; linear_backend: see ``linear.Factorization``;
         damping_ratio: IPC's dampingRatio in [0, 1] (0: no damping, see ``integrators``); the bodies' own
         stiffness damping (``Model.damping_stiffness``) is added as ``terms.StiffnessDampingTerm``;
-        sanity_check: run ``ipcsim.sanity.check_scene`` on the state of the first step.
+        sanity_check: run ``ipcsim.model.sanity.check_scene`` on the state of the first step.
     """
 
     def __init__(self, model: Model, integrator, contact: ContactParameters | None = None, tol: float = 1e-2,
@@ -197,7 +197,7 @@ class NewtonSolver:
         self.patterns = PatternCache()
         sim = ~model.is_obstacle
         self._bbox = float(np.linalg.norm(np.ptp(model.rest_positions[sim], axis=0)))
-        #: run ``ipcsim.sanity.check_scene`` at the next step (set False when the caller has checked the scene)
+        #: run ``ipcsim.model.sanity.check_scene`` at the next step (set False when the caller has checked the scene)
         self.check_on_first_step = bool(sanity_check)
         self.term_factories: list = []  # extra energy terms (``add_term``)
         self._orderings = {}  # packed free mask -> pardiso ordering of the contact-free H_ff (``_ordering_for``)
@@ -438,14 +438,14 @@ class NewtonSolver:
         if not (h > 0.0 and math.isfinite(h)):
             raise ValueError(f"time step must be positive and finite, got {dt}")
         if self.check_on_first_step:
-            from ..sanity import check_scene
+            from ..model.sanity import check_scene
 
             check_scene(m, state_in, self.contact.dhat)
             self.check_on_first_step = False
         self.forget_history()
         setup = self._setup(state_in, h, control)
         if self.quasi_static:
-            from ..sanity import check_quasi_static_support
+            from ..model.sanity import check_quasi_static_support
 
             check_quasi_static_support(m, state_in.x, setup.prescribed, self.contact.dhat)
         x = state_in.x.copy()

@@ -13,8 +13,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...jit import dynamic_schedule, twin
-from ..broad_phase.threads import helper_thread, numba_threads, split_in_two, threads_for
+from ...runtime.jit import dynamic_schedule, twin
+from ...runtime.threads import helper_thread, numba_threads, split_in_two, threads_for
 from ..collisions_data import EE, EV, FV, VV
 from ..stencils import stencil_size
 from .additive import CONSERVATIVE_RESCALING, MAX_ITERATIONS, additive_ccd, point_plane_ccd

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..broad_phase.threads import numba_threads, threads_for
+from ...runtime.threads import numba_threads, threads_for
 from ..collisions_data import EE, PV, Collisions
-from ..scratch import scratch_array
+from ...runtime.scratch import scratch_array
 from .improved_max import with_improved_max_terms
 from .merge import merge
 from .merge import stable_argsort as _stable_argsort  # noqa: F401 (its former home; tests import it from here)

@@ -8,7 +8,7 @@ rows/columns ``3*b .. 3*b+2`` of the caller's (3k,) gradient or (3k, 3k) Hessian
 """
 from __future__ import annotations
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 
 
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
-from ...jit import twin
+from ...runtime.jit import twin
 from ..barrier import barrier_first_derivative, physical_barrier_scale
-from ..broad_phase.threads import numba_threads, threads_for
+from ...runtime.threads import numba_threads, threads_for
 from ..collisions_data import EE, KIND_NAMES, PV, STENCIL_SIZE, VV, Collisions
 from ..distance.types import EA_EB
 from ..stencils import stencil_d2

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .geometry import load_tet_mesh
+from ..geometry import load_tet_mesh
 
 #: (3, 3): Drake's frame -> ipcsim's frame (rows: ipcsim x, y, z in Drake's axes)
 DRAKE_TO_IPCSIM_ROTATION = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .contact.collisions import build_collisions
-from .contact.collisions_data import KIND_NAMES
-from .contact.intersection import describe_intersection, find_intersections
-from .contact.stiffness import minimum_distance_squared
-from .geometry.surface import tet_signed_volumes
+from ..contact.collisions import build_collisions
+from ..contact.collisions_data import KIND_NAMES
+from ..contact.intersection import describe_intersection, find_intersections
+from ..contact.stiffness import minimum_distance_squared
+from ..geometry.surface import tet_signed_volumes
 
 
 class SanityWarning(UserWarning):

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import numba as nb
 
-from ...jit import current_threads, set_threads
+from .jit import current_threads, set_threads
 
 PARALLEL_MIN_WORK = 20_000
 """Work items (candidates, boxes) below which a call runs on one thread on machines with < 4 cores;

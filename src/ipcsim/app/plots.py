@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import io_frames
+from ..io import frames as io_frames
 
 #: colours of the runs, in order (then repeated)
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")

@@ -11,7 +11,7 @@ def describe(sim, data: dict) -> tuple[str, bool]:
     import numpy as np
 
     from .runner import step_count
-    from .sanity import check_scene, vertex_body
+    from ..model.sanity import check_scene, vertex_body
 
     m, mesh = sim.model, sim.model.collision_mesh
     vb = vertex_body(m)

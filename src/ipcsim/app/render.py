@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import io_frames
+from ..io import frames as io_frames
 from .render_view import (Camera, auto_toward, body_colors, frame_box, ground_tiles, moving_bodies,  # noqa: F401
                           nice_spacing, view_toward)
 
@@ -278,7 +278,7 @@ def scene_layout(out, sim=None) -> Layout:
     layout.shown = [str(b) for b in shown] if isinstance(shown, list) else None
     layout.names = {**_force_names(out / "forces.csv"), **_header_names(out)}
     if sim is None and data.get("demo") == "teddy-grasp":  # its scene.json holds parameters, not the ground
-        from .demo_grasp import build_grasp, grasp_parameters
+        from ..demos.teddy_grasp import build_grasp, grasp_parameters
 
         builder, ids = build_grasp(replace(grasp_parameters(data), mode="full"))  # the same ground, no cage
         _model_layout(layout, builder.finalize()[0], {i: name for name, i in ids.items()})
@@ -335,7 +335,7 @@ def _codimensional(out: Path, n_vertices: int):
     if not data.get("obstacles"):
         return None, None
     try:
-        from .scene import load_scene
+        from ..scene import load_scene
 
         mesh = load_scene(path).build().model.collision_mesh
     except (ValueError, OSError):
@@ -353,7 +353,7 @@ def render_run(out_dir, max_frames: int = 80, size=(640, 480), view=None, sim=No
     reads OUT). Raises ValueError when the directory holds no frame or frames of different surfaces, or for a
     bad view."""
     out = Path(out_dir)
-    from .runner import list_frames
+    from ..io.output import list_frames
 
     paths = list_frames(out)
     if not paths:

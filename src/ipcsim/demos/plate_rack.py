@@ -17,13 +17,13 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .geometry.finray import TPU_MATERIAL
-from .geometry.trajectory import read_trajectory_csv
-from .model import ModelBuilder
-from .plate_rack import PLATE_DENSITY, RACK_DENSITY, STIFFNESS
+from ..geometry.finray import TPU_MATERIAL
+from ..geometry.trajectory import read_trajectory_csv
+from ..model import ModelBuilder
+from .plate_rack_parts import PLATE_DENSITY, RACK_DENSITY, STIFFNESS
 from .plate_rack_scene import (DHAT, FINGER_DAMPING, TRAJECTORIES, finger_meshes, mount_nodes_local, scene_geometry,
                                trajectory_path)
-from .runner import Simulation
+from ..scene.simulation import Simulation
 
 FINGER_MODES = ("embedded", "full")
 #: [1] friction of the plate on the rack's steel wires, the stand and the table (glazed ceramic on steel/wood,
@@ -109,7 +109,7 @@ def build_plate_rack(params: PlateRackParameters | None = None):
 
 def plate_rack(params: PlateRackParameters | None = None) -> tuple[Simulation, dict]:
     """The demo as a ``Simulation`` (frames every 0.02 s) and its parameters (the run's scene.json)."""
-    from .solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+    from ..solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
     p = params or PlateRackParameters()
     b, ids, _ = build_plate_rack(p)

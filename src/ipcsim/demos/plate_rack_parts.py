@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .geometry.mesh_io import read_obj_surface
-from .geometry.voxel_cage import enclosed_volume
-from .geometry.wire_rack import WireRack, wire_rack
+from ..geometry.mesh_io import read_obj_surface
+from ..geometry.voxel_cage import enclosed_volume
+from ..geometry.wire_rack import WireRack, wire_rack
 from .grasp_paper import DRAKE_TO_IPCSIM_ROTATION
 
 #: [kg]: the plate's mass in Drake's model (``dishes/plate_8in.sdf``)
@@ -108,8 +108,8 @@ def plate_in_slot_scene(slot: int = 1, n_slots: int = 3, drop: float = 0.01, off
     under the plate's blows); ``fixed_rack`` holds it instead (its 12 dofs fixed). Friction ``mu`` everywhere;
     kappa per contact from the stiffer side's E (ContactParameters' default), dhat [m].
     """
-    from .model import ModelBuilder
-    from .solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+    from ..model import ModelBuilder
+    from ..solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
     rack = rack_for_plate(n_slots=n_slots)
     lift = 1.5 * dhat  # the rack starts just out of the ground's barrier band and settles onto it

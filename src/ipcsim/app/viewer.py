@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import io_frames
+from ..io import frames as io_frames
 from .export import ExportError, load_run, run_timing
 
 THREE_VERSION = "0.170.0"

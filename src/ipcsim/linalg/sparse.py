@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, parallel_chunksize, prange
 
-from ..jit import current_threads, twin
+from ..runtime.jit import current_threads, twin
 
 
 @njit(cache=True)

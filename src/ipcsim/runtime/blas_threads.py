@@ -16,7 +16,7 @@ import ctypes
 import functools
 from contextlib import contextmanager
 
-from ..contact.broad_phase.threads import cpu_cores
+from .threads import cpu_cores
 
 _SET = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
         "openblas_set_num_threads")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .model import ModelBuilder, box_tet_mesh
+from ..model import ModelBuilder, box_tet_mesh
 
 #: name -> one-line description (the JSON file is data/demos/<name>.json)
 DEMOS = {
@@ -17,8 +17,8 @@ DEMOS = {
     "pinned-mat": "a heavy cube drops onto a soft mat pinned at two edges (Dirichlet boxes; 0.4 s, 40 steps)",
     "cubes-in-bowl": "two cubes tumble into a static triangle-mesh bowl, friction 0.1 (0.5 s, 50 steps)",
 }
-#: demos built in Python (name -> description): ``ipcsim.demo_grasp``, ``ipcsim.face.demo``,
-#: ``ipcsim.demo_plate_rack``
+#: demos built in Python (name -> description): ``ipcsim.demos.teddy_grasp``, ``ipcsim.face.demo``,
+#: ``ipcsim.demos.plate_rack``
 BUILT_DEMOS = {
     "teddy-grasp": "two soft bubbles grasp, lift and hold a soft teddy bear (Embedded IPC and Drake's bubble "
                    "gripper; 4 s, 200 steps; --setup paper|legacy, --mode full|medium|low, --dt, --mu)",

@@ -10,7 +10,7 @@ output directory (layout in docs/output.md):
                                    rewritten with stats.csv
     OUT/checkpoint.npz             state to resume from (x, v, a if present, t, step, frame)
 
-Every file is written atomically (``ipcsim.io_frames``). A run resumed from its checkpoint reproduces the
+Every file is written atomically (``ipcsim.io.frames``). A run resumed from its checkpoint reproduces the
 frames of an uninterrupted run bit for bit: the state (positions, velocities, acceleration, time) is the whole
 memory of a step (``NewtonSolver.step`` starts by dropping the caches it keeps across steps), and
 stats.csv and forces.csv are cut back to the checkpoint's step.
@@ -18,18 +18,19 @@ stats.csv and forces.csv are cut back to the checkpoint's step.
 from __future__ import annotations
 
 import csv
-import hashlib
-import json
 import math
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from . import io_frames
+from ..io import frames as io_frames
+from ..io.output import (CHECKPOINT, RunError, default_output_dir, frame_path, list_frames,  # noqa: F401
+                         prepare_output, scene_fingerprint)
+from ..scene.simulation import Simulation
 
 STATS_COLUMNS = ("step", "time", "newton_iterations", "line_search_steps", "n_contacts", "min_distance", "kappa",
                  "wall_seconds", "energy", "time_contact", "time_linear_solve", "time_ccd", "time_line_search",
@@ -39,41 +40,8 @@ STATS_COLUMNS = ("step", "time", "newton_iterations", "line_search_steps", "n_co
 #: contact force (barrier, half spaces included) and the friction force on it [N] at the end of the step
 FORCES_COLUMNS = ("step", "time", "body", "name", "contact_x", "contact_y", "contact_z", "friction_x", "friction_y",
                   "friction_z")
-CHECKPOINT = "checkpoint.npz"
-# files and patterns the run owns in OUT (removed when a fresh run starts there)
-_OWNED = ("stats.csv", "forces.csv", CHECKPOINT, "preview.png", "preview.mp4", "preview.gif", "viewer.html")
-_FRAME_GLOBS = ("surface_*.ply", "volume_*.vtu")
-
-
 class InversionWarning(UserWarning):
     """A tet of a simulated body is degenerate or inverted (det F <= 0) at the end of a step (once per run)."""
-
-
-class RunError(ValueError):
-    """A run that cannot start or continue (bad resume, inconsistent output directory); one-line message."""
-
-
-@dataclass
-class Simulation:
-    """A built scene ready to run (what ``ipcsim.scene.Scene.build()`` returns; build one by hand for a scene
-    assembled in Python).
-
-    Attributes:
-        model: ``ipcsim.model.Model``; state: initial ``State``; solver: has
-            ``step(state_in, state_out, control, dt)`` (control None: the model's own)
-            returning ``StepStats``; dt, end_time [s]; output: the scene's "output" dict (every, volume,
-            render, checkpoint_every); name: scene name; body_names, obstacle_names: lists of str.
-    """
-
-    model: object
-    state: object
-    solver: object
-    dt: float
-    end_time: float
-    output: dict = field(default_factory=dict)
-    name: str = "scene"
-    body_names: list = field(default_factory=list)
-    obstacle_names: list = field(default_factory=list)
 
 
 @dataclass
@@ -132,43 +100,6 @@ def check_positive(what: str, value) -> float:
     if not (v > 0.0 and math.isfinite(v)):
         raise RunError(f"{what} must be a positive finite number, got {value!r}")
     return v
-
-
-def scene_fingerprint(data: dict | None) -> str:
-    """SHA-256 of a resolved scene dict without its end time, name and output options: two scenes with the
-    same fingerprint produce the same steps, so one may resume the other's checkpoint."""
-    if data is None:
-        return ""
-    d = json.loads(json.dumps(data))
-    d.pop("output", None)
-    d.pop("name", None)
-    d.get("time", {}).pop("end", None)
-    return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()
-
-
-def frame_path(out_dir: Path, kind: str, index: int) -> Path:
-    """OUT/frames/<kind>_<index:05d>.<ply|vtu> for kind "surface" or "volume"."""
-    return Path(out_dir) / "frames" / f"{kind}_{index:05d}.{'ply' if kind == 'surface' else 'vtu'}"
-
-
-def prepare_output(out_dir, scene_data: dict | None, resume: bool) -> Path:
-    """Create OUT and OUT/frames; for a fresh run remove the files a previous run left there (only the ones
-    this layout names); write OUT/scene.json. ``run`` calls it once the scene (and on resume the checkpoint)
-    is validated, so a bad input leaves no trace."""
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise RunError(f"output path {str(out)!r} exists and is not a directory")
-    (out / "frames").mkdir(parents=True, exist_ok=True)
-    if not resume:
-        for name in _OWNED:
-            if (out / name).is_file():
-                (out / name).unlink()
-        for pattern in _FRAME_GLOBS:
-            for f in (out / "frames").glob(pattern):
-                f.unlink()
-    if scene_data is not None:
-        io_frames.write_json(out / "scene.json", scene_data)
-    return out
 
 
 class _Output:
@@ -290,7 +221,7 @@ def _tet_bodies(model) -> np.ndarray:
     """(m,) int64 body id of each tet."""
     if len(model.tets) == 0:
         return np.zeros(0, np.int64)
-    from .sanity import vertex_body
+    from ..model.sanity import vertex_body
 
     return vertex_body(model)[model.tets[:, 0]]
 
@@ -392,15 +323,3 @@ def run(sim: Simulation, opts: RunOptions, scene_data: dict | None = None) -> Ru
             bar.close()
     return RunResult(opts.out_dir, n_steps, first, frames, time.perf_counter() - t_start, float(state.t),
                      tuple(unconverged))
-
-
-def list_frames(out_dir, kind: str = "surface") -> list[Path]:
-    """The frame files of a run directory in order (frames/<kind>_*.ply|vtu)."""
-    ext = "ply" if kind == "surface" else "vtu"
-    return sorted((Path(out_dir) / "frames").glob(f"{kind}_*.{ext}"))
-
-
-def default_output_dir(name: str) -> Path:
-    """./ipcsim-out/<name> (relative to the working directory)."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "scene"
-    return Path("ipcsim-out") / safe

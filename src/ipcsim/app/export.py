@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import io_frames
+from ..io import frames as io_frames
 
 FORMATS = ("usd", "pvd", "obj")
 UP_AXES = ("y", "z")
@@ -158,7 +158,7 @@ def body_names(data: dict | None, n_ids: int, recorded: list | None = None) -> t
 def load_run(out) -> RunFrames:
     """The frames of run directory ``out`` (its first frame read, the others on demand); ExportError when it is
     no run directory (no frames/surface_*.ply) or its scene.json is unreadable."""
-    from .runner import list_frames
+    from ..io.output import list_frames
 
     out = Path(out)
     if not out.is_dir():

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ..contact.broad_phase.threads import cpu_cores
+from ..runtime.threads import cpu_cores
 
 try:  # a default dependency on x86_64 Linux/Windows (pyproject marker)
     import pypardiso as _pypardiso

@@ -35,9 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .geometry.finray import extrude_prisms, finray_cage, finray_profile, triangulate_profile
-from .model import box_tet_mesh
-from .plate_rack import plate_mesh, rack_for_plate, upright_plate_rotation
+from ..geometry.finray import extrude_prisms, finray_cage, finray_profile, triangulate_profile
+from ..model import box_tet_mesh
+from .plate_rack_parts import plate_mesh, rack_for_plate, upright_plate_rotation
 
 #: [m] barrier distance of the scene
 DHAT = 1e-3
@@ -317,8 +317,8 @@ def scene_json(trajectory: str, mesh_dir: str, mu: float = 0.5, finger_mu: float
     """The scene (embedded fingers, as ``demo_plate_rack.build_plate_rack``) as a JSON scene dict (docs/scenes.md).
     Paths relative to the scene file: trajectory (the CSV), mesh_dir (plate.obj, finger_fine.msh,
     finger_cage.msh, rack.msh, written by ``write_example``)."""
-    from .geometry.finray import TPU_MATERIAL
-    from .plate_rack import PLATE_DENSITY, RACK_DENSITY, STIFFNESS
+    from ..geometry.finray import TPU_MATERIAL
+    from .plate_rack_parts import PLATE_DENSITY, RACK_DENSITY, STIFFNESS
 
     geo = scene_geometry()
     mount = mount_nodes_local(finger_meshes()["cage"][0]).tolist()

@@ -39,15 +39,15 @@ def load_simulation(path, end_time=None, dt=None, volume=None, render=None):
     (bool) replace output.volume / output.render; None keeps the scene's value. Raises ValueError
     (SceneError) for any problem in the file or its meshes.
     """
-    from .scene import load_scene
+    from ..scene import load_scene
 
     return _build_scene(load_scene(path), path, end_time, dt, volume, render)
 
 
 def _build_scene(scene, path, end_time=None, dt=None, volume=None, render=None):
     """``load_simulation`` after loading: override and build the loaded ``Scene``."""
-    from .face.scene import FaceScene
-    from .scene import Scene
+    from ..face.scene import FaceScene
+    from ..scene import Scene
 
     if isinstance(scene, FaceScene):
         raise _UserError(f"{path}: a face scene ({scene.data['format']}) runs with 'ipcsim run' only")
@@ -79,7 +79,7 @@ def _check(sim, source: str, quiet: bool) -> None:
     """The pre-simulation sanity check (errors raise _UserError naming the scene ``source``; warnings go to
     stderr unless quiet). The run is then told so (``RunOptions.scene_checked``): the solver's own first-step
     check would repeat this one."""
-    from .sanity import check_scene
+    from ..model.sanity import check_scene
 
     dhat = getattr(getattr(sim.solver, "contact", None), "dhat", None)
     report = check_scene(sim.model, sim.state, dhat, raise_on_error=False, warn=False)
@@ -95,8 +95,9 @@ def _check(sim, source: str, quiet: bool) -> None:
 def _execute(sim, data, args, source: str, demo: str | None = None) -> int:
     """Run a built simulation into args.output (or ./ipcsim-out/<name>), render if asked, print a summary.
     ``demo``: the demo's name, whose kernels are compiled up front on a cold cache (others: the common ones)."""
-    from .runner import RunOptions, default_output_dir, run, scene_fingerprint
-    from .warmup import prepare_kernels
+    from ..app.runner import RunOptions, run
+    from ..io.output import default_output_dir, scene_fingerprint
+    from ..app.warmup import prepare_kernels
 
     prepare_kernels(demo, quiet=args.quiet)  # before the check, which calls the broad phase
     _check(sim, source, args.quiet)
@@ -118,9 +119,9 @@ def _execute(sim, data, args, source: str, demo: str | None = None) -> int:
 def _render_preview(sim, out: Path, args) -> int:
     """Write OUT's preview when the scene's output asks for it (``render``); the command's exit status 0."""
     if sim.output.get("render", False):
-        from .render import render_run
-        from .runner import Simulation
-        from .viewer import write_viewer
+        from ..app.render import render_run
+        from ..scene.simulation import Simulation
+        from ..app.viewer import write_viewer
 
         written = [*render_run(out, sim=sim if isinstance(sim, Simulation) else None), write_viewer(out)]
         if not args.quiet:
@@ -130,8 +131,8 @@ def _render_preview(sim, out: Path, args) -> int:
 
 # ----------------------------------------------------------------------------------------------- commands
 def _run(args) -> int:
-    from .face.scene import FaceScene
-    from .scene import load_scene
+    from ..face.scene import FaceScene
+    from ..scene import load_scene
 
     _positive("--dt", args.dt)
     _positive("--end-time", args.end_time)
@@ -160,7 +161,7 @@ def _face_options(args, what: str, refused) -> None:
 
 def _face_demo(args) -> int:
     """``ipcsim demo face [--frames N] [--solver direct|pcg|schur|woodbury] [--device cpu|gpu]``."""
-    from .face.demo import DEFAULT_FRAMES, demo_scene
+    from ..face.demo import DEFAULT_FRAMES, demo_scene
 
     _face_options(args, "demo face", ("--dt", "--end-time", "--resume", "--mode", "--mu", "--setup"))
     frames = DEFAULT_FRAMES if args.frames is None else args.frames
@@ -173,9 +174,9 @@ def _face_demo(args) -> int:
 def _execute_face(scene, args) -> int:
     """Run a ``FaceScene`` into args.output (or ./ipcsim-out/<name>), render if asked, print a summary (the
     kernels compiled up front on a cold cache are the face demo's)."""
-    from .face.runner import frames_summary, run_face
-    from .runner import default_output_dir
-    from .warmup import prepare_kernels
+    from ..face.runner import frames_summary, run_face
+    from ..io.output import default_output_dir
+    from ..app.warmup import prepare_kernels
 
     args.face_run = True  # no --resume after Ctrl-C
     scene.check_device()  # a missing CuPy or GPU is reported before any kernel is compiled
@@ -194,7 +195,7 @@ def _execute_face(scene, args) -> int:
 
 
 def _demo(args) -> int:
-    from .demo import BUILT_DEMOS, DEFAULT_SCENE, DEMOS, demo_path
+    from ..demos.builtin import BUILT_DEMOS, DEFAULT_SCENE, DEMOS, demo_path
 
     if args.list:
         width = max(len(n) for n in {**DEMOS, **BUILT_DEMOS})
@@ -224,7 +225,7 @@ def _demo(args) -> int:
 
 def _plate_rack(args) -> int:
     """``ipcsim demo plate-rack [--trajectory clean|offset] [--dt H] [--end-time T] [--mu MU]``."""
-    from .demo_plate_rack import PlateRackParameters, plate_rack
+    from ..demos.plate_rack import PlateRackParameters, plate_rack
 
     if args.mode is not None or args.setup is not None or args.bubble_material is not None:
         raise _UserError("demo plate-rack: --setup, --mode and --bubble-material are options of the teddy-grasp demo")
@@ -260,7 +261,7 @@ def _teddy_grasp(args, scene=None) -> int:
     """``ipcsim demo teddy-grasp [--setup paper|legacy] [--mode full|medium|low] [--dt H] [--mu MU]
     [--bubble-material M] [--end-time T]``, or ``ipcsim run OUT/scene.json`` of such a run (scene: (its path, its
     parsed data); then the options)."""
-    from .demo_grasp import GraspParameters, grasp_parameters, teddy_grasp
+    from ..demos.teddy_grasp import GraspParameters, grasp_parameters, teddy_grasp
 
     scene_file = None if scene is None else scene[0]
     if scene is None:
@@ -293,7 +294,7 @@ def _teddy_grasp(args, scene=None) -> int:
 def _sweep(args) -> int:
     """``ipcsim sweep SPEC [-o OUT] [--workers N | --address ADDR] [--resume] [--quiet]`` (docs/sweeps.md)."""
     try:
-        from .sweep import load_spec, run_sweep
+        from ..sweep import load_spec, run_sweep
         import distributed  # noqa: F401  (checked up front: the sweep's engine)
     except ImportError:
         raise _UserError("ipcsim sweep needs Dask distributed: pip install 'ipcsim[sweep]'") from None
@@ -321,7 +322,7 @@ def _sweep(args) -> int:
 
 
 def _render(args) -> int:
-    from .render import render_run
+    from ..app.render import render_run
 
     out = Path(args.out)
     if args.max_frames < 1:
@@ -334,7 +335,7 @@ def _render(args) -> int:
 
 
 def _view(args) -> int:
-    from .viewer import open_in_browser, write_viewer
+    from ..app.viewer import open_in_browser, write_viewer
 
     path = write_viewer(args.out, output=args.output)
     opened = args.no_open or open_in_browser(path)
@@ -353,7 +354,7 @@ def _view_arg(text: str | None):
 
 
 def _plot(args) -> int:
-    from .plots import parse_labels, plot_runs
+    from ..app.plots import parse_labels, plot_runs
 
     path = plot_runs(args.out, body=args.body, output=args.output, labels=parse_labels(args.labels))
     print(f"plot: {path}")
@@ -361,7 +362,7 @@ def _plot(args) -> int:
 
 
 def _export(args) -> int:
-    from .export import export_run
+    from ..app.export import export_run
 
     written = export_run(args.out, args.format, output=args.output, up=args.up)
     print("export: " + ", ".join(str(p) for p in written))
@@ -369,16 +370,16 @@ def _export(args) -> int:
 
 
 def _info(args) -> int:
-    from .face.scene import FaceScene
-    from .scene import load_scene
+    from ..face.scene import FaceScene
+    from ..scene import load_scene
 
     scene = load_scene(args.scene)
     if isinstance(scene, FaceScene):
-        from .face.runner import describe_face
+        from ..face.runner import describe_face
 
         print(describe_face(scene.build(), scene.data))
         return 0
-    from .info import describe
+    from ..app.info import describe
 
     sim, data = _build_scene(scene, args.scene)
     text, ok = describe(sim, data)

@@ -35,12 +35,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import grasp_paper
-from .energies.materials import MATERIALS
-from .geometry import load_tet_mesh
-from .geometry.shapes import half_ellipsoid_tet_mesh
+from ..energies.materials import MATERIALS
+from ..geometry import load_tet_mesh
+from ..geometry.shapes import half_ellipsoid_tet_mesh
 from .grasp_paper import drake_grasp_geometry, drake_to_ipcsim, teddy_mesh_path  # noqa: F401 (the grasp's API)
-from .model import ModelBuilder
-from .runner import Simulation
+from ..model import ModelBuilder
+from ..scene.simulation import Simulation
 
 #: mode -> the teddy's embedding in the paper set-up (None: full space; else a voxel cage with about this many
 #: vertices, ``geometry.voxel_cage.cage_for_vertex_count``). The paper: 173 / 533 and 34 / 61 (vertices / tets);
@@ -166,7 +166,7 @@ def build_grasp(params: GraspParameters | None = None, teddy=None):
 
 def teddy_grasp(params: GraspParameters | None = None, teddy=None) -> tuple[Simulation, dict]:
     """The grasp as a ``Simulation`` (frames at 50 per second) and its parameters as a dict (the run's scene.json)."""
-    from .solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+    from ..solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
     p = params or GraspParameters()
     b, ids = build_grasp(p, teddy)

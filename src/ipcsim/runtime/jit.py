@@ -20,7 +20,7 @@ are rebound in a copy of the function's globals). A jitted function that calls a
 type, loudly.
 
 The variants are module attributes reachable by their qualified names (``module.kernel.serial``), as the kernel
-manifest of ``ipcsim.warmup`` expects; their functions are copies of the original with the qualified names
+manifest of ``ipcsim.app.warmup`` expects; their functions are copies of the original with the qualified names
 ``kernel.serial`` / ``kernel.parallel``, so each has its own cache index file.
 
 ``@generic_njit`` is ``njit(cache=True)`` for small functions called from kernels with constant arguments (block

@@ -10,7 +10,7 @@ most of its first run compiling, one kernel after the other, because Numba's com
 * ``prepare_kernels(scene)`` checks the cache index of each of those kernels. When any is missing (cold
   cache) it prints one line on stderr, compiles the missing ones split into balanced shares (the kernels
   that share a slow callee preferably in one share: it compiles once there), one share in this process and
-  the others in worker processes (``python -m ipcsim.warmup compile``, which only fill the
+  the others in worker processes (``python -m ipcsim.app.warmup compile``, which only fill the
   on-disk cache; the run then loads their kernels from it), and prints how long it took.
 
 Everything here is best effort: a stale manifest, an unknown kernel, a failing worker or an unreadable cache
@@ -169,7 +169,7 @@ def compile_entries(entries) -> int:
 def _start_worker(entries):
     """A worker process compiling ``entries`` into the on-disk cache, or None if it cannot start."""
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "ipcsim.warmup", "compile"], stdin=subprocess.PIPE,
+        proc = subprocess.Popen([sys.executable, "-m", "ipcsim.app.warmup", "compile"], stdin=subprocess.PIPE,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         proc.stdin.write(json.dumps(entries).encode())
         proc.stdin.close()
@@ -250,7 +250,7 @@ def prepare_kernels(scene: str | None = None, quiet: bool = False, processes: in
 
 # ----------------------------------------------------------------------------------------------- worker
 def _main(argv) -> int:
-    """``python -m ipcsim.warmup compile``: compile the entries given as JSON on stdin into the cache."""
+    """``python -m ipcsim.app.warmup compile``: compile the entries given as JSON on stdin into the cache."""
     if argv[:1] == ["compile"]:
         compile_entries(json.loads(sys.stdin.read()))
     else:
