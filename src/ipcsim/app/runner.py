@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io import frames as io_frames
-from ..io.output import (CHECKPOINT, RunError, default_output_dir, frame_path, list_frames,  # noqa: F401
+from ..io.output import (CHECKPOINT, FRAME_GLOBS, RunError, default_output_dir, frame_path, list_frames,  # noqa: F401
                          prepare_output, scene_fingerprint)
 from ..scene.simulation import Simulation
 
@@ -284,7 +284,7 @@ def run(sim: Simulation, opts: RunOptions, scene_data: dict | None = None) -> Ru
     prepare_output(opts.out_dir, scene_data, opts.resume)
     if opts.resume:
         out.write_stats()
-        for pattern in _FRAME_GLOBS:  # frames written after the checkpoint by an interrupted run
+        for pattern in FRAME_GLOBS:  # frames written after the checkpoint by an interrupted run
             for f in (opts.out_dir / "frames").glob(pattern):
                 if int(f.stem.split("_")[-1]) >= frames:
                     f.unlink()

@@ -27,6 +27,9 @@ BUILT_DEMOS = {
     "plate-rack": "two FinRay fingers replay a gripper trajectory: pick a plate from its stand, place it in a "
                   "wire dish rack (Embedded IPC 004 IV-B; 6 s, 600 steps; --trajectory clean|offset, --mu)",
 }
+#: the module of each demo built in Python: it declares its options (``add_arguments(parser)``)
+BUILT_DEMO_MODULES = {"teddy-grasp": "ipcsim.demos.teddy_grasp", "face": "ipcsim.face.demo",
+                      "plate-rack": "ipcsim.demos.plate_rack"}
 DEFAULT_SCENE = "two-cubes"
 
 

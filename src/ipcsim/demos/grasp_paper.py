@@ -26,7 +26,7 @@ Every figure below comes from RobotLocomotion/drake (``examples/multibody/deform
   the left finger goes linearly from q = -0.06 to -0.02 m over [0, 1.5] s, the wrist from 0 to 0.12 m over
   [1.5, 3] s, then holds (until 5.5 s in Drake; the paper stops at 4 s);
 - contact (the paper): mu 1 (Drake's sdf: bubbles 1.0, teddy 0.9, ground 1.0), dhat 1e-3 m, eps_v 1e-3 m/s,
-  kappa 1e4 kg/s^2 for the original barrier (ipcsim's is the convergent barrier, kappa in Pa: ``demo_grasp``);
+  kappa 1e4 kg/s^2 for the original barrier (ipcsim's is the convergent barrier, kappa in Pa: ``teddy_grasp``);
   g 9.81 m/s^2; linear corotated elasticity for both bodies.
 
 Frames: Drake is z up with the squeeze along y and the lift along z; ipcsim is y up. ``drake_to_ipcsim`` maps

@@ -2,7 +2,7 @@
 trajectory pick the plate from its stand, carry it over the wire dish rack and place it in a slot
 (``ipcsim demo plate-rack --trajectory clean|offset``). Geometry and trajectories: ``plate_rack_scene``.
 
-Bodies (body ids in this order): the plate and the rack, affine with kappa_a = E = 1e7 Pa (``plate_rack``; the
+Bodies (body ids in this order): the plate and the rack, affine with kappa_a = E = 1e7 Pa (``plate_rack_parts``; the
 rack free on the table), then the two fingers, linear corotated with the TPU 95A material of ``geometry.finray``
 (E 26 MPa, nu 0.45, 1220 kg/m^3), embedded in conforming cages (``fingers="embedded"``) or in full space
 (``"full"``); every node of a finger's mounting face (finger y = 0) is carried by the gripper. Obstacles: the
@@ -149,3 +149,26 @@ def in_slot(geo, centre: np.ndarray, tilt: float, max_tilt: float = 10.0) -> boo
     """The plate stands in the slot: centre (3,) [m] inside geo.slot_box and tilt < max_tilt [deg]."""
     lo, hi = geo.slot_box
     return bool(np.all(centre >= lo) and np.all(centre <= hi) and tilt < max_tilt)
+
+
+# ----------------------------------------------------------------------------------------------- command line
+def add_arguments(parser) -> None:
+    """This demo's options of ``ipcsim demo plate-rack`` (the command line collects every demo's)."""
+    parser.add_argument("--trajectory", choices=tuple(TRAJECTORIES), default=None,
+                        help="the gripper trajectory (default clean; offset places the plate 5 mm off the slot's "
+                             "centre)")
+    parser.add_argument("--mu", type=float, metavar="MU",
+                        help=f"friction between the plate, the rack, the stand and the table (default {MU:g})")
+
+
+def parameters_from_arguments(args) -> PlateRackParameters:
+    """The ``PlateRackParameters`` of parsed command-line options (trajectory, mu, dt, end_time); ValueError for a
+    bad one."""
+    p = PlateRackParameters(trajectory=args.trajectory or "clean", end_time=args.end_time)
+    if args.dt is not None:
+        p.dt = float(args.dt)
+    if args.mu is not None:
+        if not args.mu >= 0:
+            raise ValueError(f"--mu must be >= 0, got {args.mu}")
+        p.mu = float(args.mu)
+    return p

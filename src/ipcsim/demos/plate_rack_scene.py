@@ -85,7 +85,7 @@ CARRY_CLEARANCE = 0.03
 PLACE_CLEARANCE = 0.004
 #: [m] the offset trajectory's lateral (x) offset of the place pose from the slot's centre
 OFFSET = 0.005
-#: [s] Rayleigh stiffness damping of the fingers: the paper's teddy set-up's 0.05 s (``demo_grasp``); without it
+#: [s] Rayleigh stiffness damping of the fingers: the paper's teddy set-up's 0.05 s (``teddy_grasp``); without it
 #: the plate held at its rim kept swinging 4-5 degrees after the carry (a pendulum on the fingers' compliance)
 FINGER_DAMPING = 0.05
 #: [1/s] the trajectories' sampling rate

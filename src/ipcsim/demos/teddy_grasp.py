@@ -204,3 +204,39 @@ def grasp_parameters(data: dict) -> GraspParameters:
         given["dt"] = float(time["dt"])
     given.setdefault("setup", "legacy")  # a scene.json written before the paper set-up existed
     return GraspParameters(**given)
+
+
+# ----------------------------------------------------------------------------------------------- command line
+def add_arguments(parser) -> None:
+    """This demo's options of ``ipcsim demo teddy-grasp`` (the command line collects every demo's)."""
+    parser.add_argument("--setup", choices=SETUPS, default=None,
+                        help="paper (default: Drake's bubbles, poses and gripper motion, 004 §IV-A) or legacy (issue "
+                             "#12's hand-made bubbles)")
+    parser.add_argument("--mode", choices=tuple(MODES), default=None,
+                        help="the teddy in full space, or embedded at medium or low resolution (default low)")
+    parser.add_argument("--mu", type=float, metavar="MU", help="friction coefficient (default 1)")
+    parser.add_argument("--bubble-material", choices=("NH", "SNH", "LCR", "FCR"), default=None,
+                        help="the bubbles' material (default: LCR, the paper's, in the paper set-up; NH in the "
+                             "legacy one)")
+
+
+def parameters_from_arguments(args, scene_data: dict | None = None) -> GraspParameters:
+    """The ``GraspParameters`` of parsed command-line options (``args``: setup, mode, mu, bubble_material where
+    given, dt and end_time), or of the OUT/scene.json of an earlier run (``scene_data``) with args' dt and end
+    time. ValueError for a bad option or scene."""
+    if scene_data is None:
+        p = GraspParameters(mode=args.mode or "low", setup=args.setup or "paper")
+    else:
+        p = grasp_parameters(scene_data)
+    if args.dt is not None:
+        p.dt = float(args.dt)
+    if args.end_time is not None:
+        p.end_time = float(args.end_time)
+    mu, material = getattr(args, "mu", None), getattr(args, "bubble_material", None)  # demo options only
+    if mu is not None:
+        if not mu >= 0:
+            raise ValueError(f"--mu must be >= 0, got {mu}")
+        p.mu = float(mu)
+    if material is not None:
+        p.bubble_material = material
+    return p

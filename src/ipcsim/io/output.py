@@ -14,7 +14,7 @@ from . import frames as io_frames
 CHECKPOINT = "checkpoint.npz"
 # files and patterns the run owns in OUT (removed when a fresh run starts there)
 _OWNED = ("stats.csv", "forces.csv", CHECKPOINT, "preview.png", "preview.mp4", "preview.gif", "viewer.html")
-_FRAME_GLOBS = ("surface_*.ply", "volume_*.vtu")
+FRAME_GLOBS = ("surface_*.ply", "volume_*.vtu")
 
 
 class RunError(ValueError):
@@ -50,7 +50,7 @@ def prepare_output(out_dir, scene_data: dict | None, resume: bool) -> Path:
         for name in _OWNED:
             if (out / name).is_file():
                 (out / name).unlink()
-        for pattern in _FRAME_GLOBS:
+        for pattern in FRAME_GLOBS:
             for f in (out / "frames").glob(pattern):
                 f.unlink()
     if scene_data is not None:
