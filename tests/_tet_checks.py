@@ -1,9 +1,9 @@
-"""Checks on deformed tet meshes."""
+"""Test helper: checks on deformed tet meshes (imported by tests as ``from _tet_checks import ...``)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..geometry.surface import tet_signed_volumes
+from ipcsim.geometry.surface import tet_signed_volumes
 
 
 def count_inverted_tets(x: np.ndarray, tets: np.ndarray) -> int:

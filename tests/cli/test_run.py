@@ -50,7 +50,7 @@ def test_layout_frames_stats_scene_json(tmp_path, cli):
     mesh = load_scene(out / "scene.json").build().model.collision_mesh
     with np.load(out / "checkpoint.npz") as ck:
         assert int(ck["step"]) == steps and int(ck["frame"]) == len(frames)
-        assert np.array_equal(mesh.surface_positions(ck["x"]), frames[-1][0])
+        assert np.array_equal(mesh.select_positions(ck["x"]), frames[-1][0])
     assert not any(p.name.startswith(".tmp") for p in out.rglob("*"))
 
 

@@ -4,7 +4,7 @@ import pytest
 import ipctk
 from ipcsim.contact.intersection import has_intersections
 from ipcsim.demos.builtin import two_cubes_on_ground
-from ipcsim.energies.surface_check import count_inverted_tets
+from _tet_checks import count_inverted_tets
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver, make_solver
 
@@ -58,7 +58,7 @@ def test_two_cubes_stay_intersection_free_and_uninverted(scheme):
         new = state.copy()
         stats = solver.step(state, new, None, 0.01)
         state = new
-        xs = mesh.surface_positions(state.x)
+        xs = mesh.select_positions(state.x)
         assert not has_intersections(mesh, xs)
         assert not ipctk.has_intersections(tk_mesh, xs)
         assert count_inverted_tets(state.x, model.tets) == 0

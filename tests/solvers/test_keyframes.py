@@ -86,7 +86,7 @@ def test_rising_keyframed_sheet_lifts_a_cube_without_intersection():
         new = state.copy()
         stats = solver.step(state, new, None, 0.04)
         state = new
-        assert not has_intersections(mesh, mesh.surface_positions(state.x))
+        assert not has_intersections(mesh, mesh.select_positions(state.x))
     body_bottom = state.x[~model.is_obstacle, 1].min()
     sheet_y = state.x[model.is_obstacle, 1]
     np.testing.assert_allclose(sheet_y, 0.1, atol=1e-12)

@@ -25,29 +25,8 @@ falls back to a general pivoted LU (SuperLU; LAPACK ``getrf`` for 'dense'): ``me
 ('cholesky', 'ldlt' or 'lu'), ``backend`` which backend.
 
 'auto' takes the first of pardiso > cholespy > scipy, and 'dense' for n < ``dense_below`` (default
-``DENSE_BELOW`` = 300). Measured on this project's shared 2-core machine (load 3 to 7 from other jobs; OpenBLAS
-LAPACK, MKL pardiso, SciPy 1.17) with a short script: 3x3-block SPD matrices on ``model.box_tet_mesh``
-patterns (rank-6 tet blocks + a mass diagonal), ``factor`` + one ``solve``, median of 21 (n >= 1000: 7) calls,
-range over two runs [ms]. pardiso 'reused': same pattern objects (Newton iterations); 'fresh': after
-``reset``, with a given ordering (the first factor of every step); for n >= 1000, without one.
-
-       n    nnz   dense      pardiso reused  pardiso fresh  cholespy   scipy
-      81   2007   0.04       0.12-0.17       0.55-0.63      0.09-0.11  0.30-0.34
-     144   3978   0.22       0.15            0.65-0.74      0.19-0.23  0.42-0.58
-     192   5598   0.35-0.49  0.19-0.35       0.95-4.0       0.31       0.67-0.69
-     300   9306   0.86-0.90  0.74-3.9        8.1-10.5       1.1-1.4    1.0-1.4
-     375  11997   1.6-2.0    0.89-1.04       8.9-12.1       1.2-1.7    1.2-1.4
-     540  17982   19-30      3.8-4.0         7.3-8.0        6.3-10.7   6.4-7.8
-     648  22014   16-44      6.2-7.8         6.2-12         7.1-11.2   7.5-7.7
-    1029  36459   123-175    12-20           23-28          27-31      18-22
-    2187  81873   708        36              84             71         52
-    3000 114462   2322       175             188            84         72
-
-With one thread each (OPENBLAS/MKL_NUM_THREADS=1, less contention): n = 192: dense 0.20, pardiso reused 0.23,
-fresh (own ordering) 1.3; n = 300: 0.61, 0.29, 1.4; n = 375: 1.0, 0.40, 1.5. So below ~200 rows dense wins
-outright; up to ~300 it wins once a step's fresh analysis is counted (and ties or beats cholespy/scipy); from ~300 rows up
-OpenBLAS's threaded Cholesky shows contention spikes on this shared machine (13 to 2000 ms seen at n = 300 to
-650) while pardiso's reused analysis keeps winning: hence 300.
+``DENSE_BELOW`` = 300: below ~200 rows dense wins outright, up to ~300 once a step's fresh analysis is
+counted; the timings behind it are in docs/linear_solvers.md).
 
 History: a ``Factorization`` remembers only what its owner gave it (pattern, ordering); no state is kept
 process-wide. A simulation step that starts with ``reset()`` (or a new object) is a function of its input alone,
@@ -70,7 +49,7 @@ except Exception:  # pragma: no cover - depends on the environment
 __all__ = ["Factorization", "PardisoSPD", "available_backends", "compute_ordering", "resolve_backend",
            "solve_spd", "upper_triangle_positions", "DENSE_BELOW"]
 
-#: 'auto' factorises systems with fewer rows than this densely (LAPACK); measured, see the module doc.
+#: 'auto' factorises systems with fewer rows than this densely (LAPACK); measured, see docs/linear_solvers.md.
 DENSE_BELOW = 300
 
 _SPARSE = ("pardiso", "cholespy", "scipy")
@@ -156,8 +135,6 @@ class Factorization:
             self._pardiso.reset(keep_analysis)
         self._solver = None
         self.backend = self.method = self.n = None
-
-    forget = reset
 
     def factor(self, a, ordering=None) -> "Factorization":
         """Factorise a (n, n) SPD (sparse, CSR with sorted indices keeps its pattern reusable; others are

@@ -310,7 +310,7 @@ class TetBlockPattern:
         return canonical_csr(data, self.indices, self.indptr, 3 * self.n_vertices)
 
 
-class ElasticTerm:
+class ElasticAssembler:
     """Psi(x) [J] of all tets; gradient (3n,) [N] and PSD-projected Hessian (3n, 3n) [N/m] vertex-major."""
 
     def __init__(self, model: Model):

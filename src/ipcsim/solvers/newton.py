@@ -17,7 +17,7 @@ lambda_k are the barrier forces kappa * s * |db/dd| lagged at the start of the s
 
 Each Newton iteration: PSD-projected Hessian, direct solve for p over the free coordinates (the solver's own
 ``linear.Factorization``), step bound alpha_max from additive CCD on the surface (J q -> J (q + p): straight
-lines, since J is linear) and the inversion bound (``ElasticTerm.max_step``: the tets of bodies with
+lines, since J is linear) and the inversion bound (``ElasticAssembler.max_step``: the tets of bodies with
 inversion "prevent", and neo-Hookean ones), one trajectory broad phase whose
 candidates every line-search trial reuses (001 §3), then backtracking until the energy decreases (refined by
 bisection when a trial was rejected, ``line_search.backtrack``). Prescribed
@@ -45,7 +45,7 @@ from ..contact.friction import FrictionCollisions, FrictionPotential, increment_
 from ..contact.stiffness import minimum_distance_squared, softer_side_stiffness, surface_youngs_modulus
 from ..model import Model, State
 from . import validation
-from .elastic import ElasticTerm
+from .elastic import ElasticAssembler
 from .friction_params import FrictionParameters, stencil_mu
 from .integrators import LaggedRayleighDamping, check_damping_ratio
 from .line_search import LINE_SEARCH_REFINEMENTS, backtrack, collision_free_bound
@@ -193,7 +193,7 @@ class NewtonSolver:
         self.max_newton_iterations = max_newton_iterations
         self.linear_backend = linear_backend
         self.linear = Factorization(linear_backend)
-        self.elastic = ElasticTerm(model)
+        self.elastic = ElasticAssembler(model)
         self.patterns = PatternCache()
         sim = ~model.is_obstacle
         self._bbox = float(np.linalg.norm(np.ptp(model.rest_positions[sim], axis=0)))

@@ -74,14 +74,6 @@ def set_block_vec(g, b, c, v):
 
 
 @generic_njit(error_model="numpy")
-def add_block_vec(g, b, c, v):
-    """g[3b:3b+3] += c * v"""
-    g[3 * b] += c * v[0]
-    g[3 * b + 1] += c * v[1]
-    g[3 * b + 2] += c * v[2]
-
-
-@generic_njit(error_model="numpy")
 def set_block_outer(h, bi, bj, c, x, y):
     """Block (bi, bj) of h = c * x y^T."""
     for a in range(3):
