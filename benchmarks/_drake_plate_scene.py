@@ -355,8 +355,8 @@ def _plate_in_file_frame(setup: PlateRackSetup) -> tuple[np.ndarray, np.ndarray,
     from pydrake.math import RigidTransform, RotationMatrix
 
     from ipcsim.geometry.mesh_io import read_obj_surface
-    from ipcsim.grasp_paper import DRAKE_TO_IPCSIM_ROTATION
-    from ipcsim.plate_rack import plate_mesh_path
+    from ipcsim.demos.grasp_paper import DRAKE_TO_IPCSIM_ROTATION
+    from ipcsim.demos.plate_rack_parts import plate_mesh_path
 
     v, f = read_obj_surface(plate_mesh_path())
     foot = float((v @ DRAKE_TO_IPCSIM_ROTATION.T)[:, 1].min())
@@ -372,7 +372,7 @@ def _add_plate(plant, setup: PlateRackSetup, mu: float, names: dict):
     from pydrake.math import RigidTransform
     from pydrake.multibody.tree import CalcSpatialInertia
 
-    from ipcsim.plate_rack import plate_mesh_path, plate_volume
+    from ipcsim.demos.plate_rack_parts import plate_mesh_path, plate_volume
 
     v, f, pose = _plate_in_file_frame(setup)
     mesh = Mesh(str(plate_mesh_path()))
@@ -390,7 +390,7 @@ def _add_rack(plant, setup: PlateRackSetup, config: DrakePlateConfig, names: dic
     from pydrake.math import RigidTransform, RotationMatrix
     from pydrake.multibody.tree import CalcSpatialInertia, SpatialInertia
 
-    from ipcsim.plate_rack import RACK_DENSITY
+    from ipcsim.demos.plate_rack_parts import RACK_DENSITY
 
     rack, shift = setup.rack, np.asarray(setup.rack_translation, float)
     hydro = "compliant" if config.rack_contact == "compliant" else "rigid"
@@ -533,10 +533,10 @@ def build_plate_rack(setup: PlateRackSetup, n_steps: int, config: DrakePlateConf
 
 def setup_from_scene(kind: str = "clean", mu: float = 0.5, finger_mu: float = 0.8,
                      fixed_rack: bool = False) -> PlateRackSetup:
-    """ipcsim's placement (``ipcsim.plate_rack_scene``: geometry and the shipped trajectory ``kind``) as a
+    """ipcsim's placement (``ipcsim.demos.plate_rack_scene``: geometry and the shipped trajectory ``kind``) as a
     ``PlateRackSetup``: the fine FinRay meshes placed as at t = 0, the gripper's opening axis x."""
     from ipcsim.geometry.trajectory import read_trajectory_csv
-    from ipcsim import plate_rack_scene as prs
+    from ipcsim.demos import plate_rack_scene as prs
 
     geo = prs.scene_geometry()
     fine_v, _ = prs.finger_meshes()["fine"]

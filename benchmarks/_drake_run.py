@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ipcsim import io_frames, runner
+from ipcsim.io import frames as io_frames
+from ipcsim.app import runner
 
 
 def stack_surfaces(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -58,10 +58,10 @@ GROUND_TOP = -0.005  # [m], z of the ground's top face in Drake's frame
 
 # Drake -> ipcsim: ipcsim (x, y, z) = (y_D, z_D - GROUND_TOP, x_D + 0.17): squeeze along x, lift along y, the
 # ground's top at y = 0, the teddy's Drake x (-0.17) at z = 0. A proper rotation (a cyclic permutation, det +1).
-# ipcsim's paper set-up of the grasp defines the same map (``ipcsim.grasp_paper``): where it exists, it is used.
+# ipcsim's paper set-up of the grasp defines the same map (``ipcsim.demos.grasp_paper``): where it exists, it is used.
 try:
-    from ipcsim.grasp_paper import DRAKE_TO_IPCSIM_ROTATION as _R_DRAKE_TO_IPCSIM
-    from ipcsim.grasp_paper import DRAKE_TO_IPCSIM_TRANSLATION as _T_DRAKE_TO_IPCSIM
+    from ipcsim.demos.grasp_paper import DRAKE_TO_IPCSIM_ROTATION as _R_DRAKE_TO_IPCSIM
+    from ipcsim.demos.grasp_paper import DRAKE_TO_IPCSIM_TRANSLATION as _T_DRAKE_TO_IPCSIM
 except ImportError:
     _R_DRAKE_TO_IPCSIM = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
     _T_DRAKE_TO_IPCSIM = np.array([0.0, -GROUND_TOP, 0.17])

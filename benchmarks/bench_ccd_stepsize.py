@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 import ipctk
-from ipcsim.ccd import compute_collision_free_stepsize
+from ipcsim.contact.ccd import compute_collision_free_stepsize
 from ipcsim.contact.broad_phase import build_candidates
 from ipcsim.geometry.collision_mesh import CollisionMesh
 

@@ -1,5 +1,5 @@
 """Teddy-grasp benchmark (issues #12, #23, Embedded IPC 004 §IV-A): the bubble gripper squeezes, lifts and holds the
-soft teddy (``ipcsim.demo_grasp``: 4 s simulated, kappa 1e4 Pa, dhat 1e-3 m, mu 1, eps_v 1e-3 m/s; the paper set-up
+soft teddy (``ipcsim.demos.teddy_grasp``: 4 s simulated, kappa 1e4 Pa, dhat 1e-3 m, mu 1, eps_v 1e-3 m/s; the paper set-up
 by default, ``--setup legacy`` for issue #12's), with the teddy embedded at low resolution and, side by side in the
 same run, in full space.
 
@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from ipcsim.demo_grasp import LIFT_HEIGHT, GraspParameters, teddy_grasp
+from ipcsim.demos.teddy_grasp import LIFT_HEIGHT, GraspParameters, teddy_grasp
 
 SPLIT = ("contact", "linear_solve", "ccd", "line_search", "other")
 

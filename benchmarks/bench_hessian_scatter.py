@@ -1,11 +1,11 @@
 """How the barrier Hessian reaches the Newton matrix (issue #11 item 1): per stencil straight into the cached
 free-coordinate pattern, against the solver's two stages (the stencils summed into a surface CSR,
-``contact.sparse.assemble_symmetric_block_csr``, then J^T C J added to the pattern row by row,
+``linalg.sparse.assemble_symmetric_block_csr``, then J^T C J added to the pattern row by row,
 ``solvers.reduction._scatter_mapped`` / ``_scatter_surface``).
 
 The direct path is written here as a prototype: for every stencil s, every block (a, b) of its local Hessian and
 every pair of node coordinates (J's up to 4 weights per surface coordinate on each side), one binary search in the
-pattern's row. The inputs are captured from real Newton iterations: the teddy grasp (``ipcsim.demo_grasp``, low
+pattern's row. The inputs are captured from real Newton iterations: the teddy grasp (``ipcsim.demos.teddy_grasp``, low
 embedding, 4 weights per teddy vertex; step 80, in the squeeze) and the small-scene teddy on the ground
 (``bench_small_scene.py``: full space, a selection). Both paths give the same matrix (checked, printed).
 
@@ -25,7 +25,7 @@ from numba import njit
 
 import ipcsim.contact.barrier_potential as bp
 import ipcsim.solvers.reduction as red_mod
-from ipcsim.contact.sparse import UPPER_BLOCK, assemble_symmetric_block_csr
+from ipcsim.linalg.sparse import UPPER_BLOCK, assemble_symmetric_block_csr
 
 
 @njit(cache=True)
@@ -146,13 +146,13 @@ def compare(name: str, stencils, filled) -> float:
 
 
 def main() -> None:
-    from ipcsim.demo_grasp import GraspParameters, teddy_grasp
+    from ipcsim.demos.teddy_grasp import GraspParameters, teddy_grasp
 
     sim, _ = teddy_grasp(GraspParameters(mode="low"))
     ratio = compare("teddy grasp (low, step 80)", *capture(sim.solver, sim.state, 80, 0.02))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_small_scene
-    from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+    from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
     data = Path(__file__).resolve().parents[2] / "shared" / "data"
     model, state = bench_small_scene.teddy_on_ground(data)

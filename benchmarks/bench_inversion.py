@@ -54,13 +54,13 @@ def forced_inversion(mode: str):
 def _simulation(name: str, args):
     """(model, state, solver, dt, steps, warmup) of a scene name."""
     if name in DEMOS:
-        from ipcsim.demo import demo_path
+        from ipcsim.demos.builtin import demo_path
         from ipcsim.scene.loader import load_scene
 
         sim = load_scene(demo_path(name)).build()
         return sim.model, sim.state, sim.solver, sim.dt, int(round(sim.end_time / sim.dt)), 0
     if name.startswith("grasp-"):
-        from ipcsim.demo_grasp import GraspParameters, teddy_grasp
+        from ipcsim.demos.teddy_grasp import GraspParameters, teddy_grasp
 
         p = GraspParameters(mode=name.split("-", 1)[1], bubble_material=args.bubble_material)
         sim, _ = teddy_grasp(p)
@@ -69,7 +69,7 @@ def _simulation(name: str, args):
         sys.path.insert(0, str(HERE))
         from bench_small_scene import teddy_on_ground
 
-        from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+        from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
         model, state = teddy_on_ground(args.data)
         solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-3, kappa=1e4),

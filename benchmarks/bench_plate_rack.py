@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from ipcsim.demo_plate_rack import PlateRackParameters, build_plate_rack, in_slot, plate_pose, plate_rack
+from ipcsim.demos.plate_rack import PlateRackParameters, build_plate_rack, in_slot, plate_pose, plate_rack
 
 SPLIT = ("contact", "linear_solve", "ccd", "line_search", "other")
 

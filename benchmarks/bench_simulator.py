@@ -38,8 +38,8 @@ from ipcsim.contact.broad_phase import build_candidates
 from ipcsim.energies.materials import elastic_gradient_and_hessian_blocks
 from ipcsim.geometry.mesh_io import read_mesh
 from ipcsim.model import ModelBuilder
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
-from ipcsim.solvers.linear import Factorization, available_backends
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver
+from ipcsim.linalg.factorization import Factorization, available_backends
 from ipcsim.solvers.reduction import SystemMatrix
 
 REPO = Path(__file__).resolve().parents[1]

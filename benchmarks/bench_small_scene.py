@@ -26,7 +26,7 @@ import numpy as np
 
 from ipcsim.geometry.mesh_io import load_tet_mesh
 from ipcsim.model import ModelBuilder
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
 SPLIT = ("contact", "linear_solve", "ccd", "line_search", "other")
 

@@ -36,7 +36,7 @@ def spec(n: int, end_time: float) -> dict:
 
 def plain_loop(runs, out: Path) -> float:
     """Seconds to run every scene in this process, one after the other (runner.run, no engine)."""
-    from ipcsim.runner import RunOptions, run
+    from ipcsim.app.runner import RunOptions, run
     from ipcsim.scene import Scene
 
     t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """Time-step convergence study of the teddy grasp (issue #12 item 7; Embedded IPC 004 §IV-A2, Fig. 6-8).
 
-For each mode of ``ipcsim.demo_grasp`` (full, medium, low): a reference run with a small step h_ref (default
+For each mode of ``ipcsim.demos.teddy_grasp`` (full, medium, low): a reference run with a small step h_ref (default
 5e-4 s) and runs with the coarser steps h (default 0.005, 0.01, 0.02 s), all from the same initial state over the
 same end time (default 4 s: squeeze, lift, hold). Every run records the positions of the teddy's fine collision
 surface (collision body 0, ``model.collision_mesh.body == 0``; the bubbles' vertices are NOT included, they are
@@ -119,7 +119,7 @@ def run_grasp(mode: str, dt: float, end_time: float, tol: float = DEMO_TOL) -> d
     """Simulate the grasp in one mode with step dt from t = 0 to end_time, recording the teddy's surface at the
     sample times (one untimed step first: Numba's cache); returns the run's record (samples (K, N_v, 3) [m],
     times (K,) [s], wall [s], ...)."""
-    from ipcsim.demo_grasp import GraspParameters, teddy_grasp
+    from ipcsim.demos.teddy_grasp import GraspParameters, teddy_grasp
 
     params = GraspParameters(mode=mode, dt=dt, end_time=end_time, tol=tol)
     sim, _ = teddy_grasp(params)
@@ -152,7 +152,7 @@ def run_grasp(mode: str, dt: float, end_time: float, tol: float = DEMO_TOL) -> d
 def warm_up(mode: str, end_time: float) -> None:
     """Untimed: simulate the mode with h = 0.02 s up to min(end_time, 2 s), through the first contacts with the
     bubbles, so that every Numba kernel is compiled or loaded from the cache before any run is timed."""
-    from ipcsim.demo_grasp import GraspParameters, teddy_grasp
+    from ipcsim.demos.teddy_grasp import GraspParameters, teddy_grasp
 
     t = min(end_time, 2.0)
     sim, _ = teddy_grasp(GraspParameters(mode=mode, dt=SAMPLE_INTERVAL, end_time=t))

@@ -46,7 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _drake_run as dr  # noqa: E402
 import _drake_scene as ds  # noqa: E402
 
-from ipcsim import io_frames, runner  # noqa: E402
+from ipcsim.io import frames as io_frames
+from ipcsim.app import runner  # noqa: E402
 
 WARMUP = 0.5  # [s] of ipcsim's grasp run untimed first (the bubbles touch the teddy at about 0.36 s)
 DRAKE_COLUMNS = ("step", "time", "wall_seconds", "n_contacts", "penetration_ground", "penetration_bodies",
@@ -152,7 +153,7 @@ def summarize(out: Path, at: float = 3.0) -> dict:
 def run_ipcsim_low(dt: float, end_time: float, out: Path) -> tuple[dict, str]:
     """``ipcsim demo teddy-grasp --mode low --dt dt`` into out, after WARMUP s untimed; (summary, set-up name):
     the paper set-up where the demo has one (``setup="paper"``), else the demo's default."""
-    from ipcsim.demo_grasp import GraspParameters, teddy_grasp
+    from ipcsim.demos.teddy_grasp import GraspParameters, teddy_grasp
 
     setup = {"setup": "paper"} if "setup" in GraspParameters.__dataclass_fields__ else {}
     params = GraspParameters(mode="low", dt=dt, end_time=end_time, **setup)
@@ -195,8 +196,8 @@ def report(label: str, s: dict) -> None:
 
 def plot_totals(out_dirs: list, labels: list | None, output: Path, body: str = "left_bubble") -> Path:
     """One figure of the runs' total contact force on ``body`` (contact + friction, the only force Drake reports)
-    and contact counts (``ipcsim.plots.draw``'s four panels); returns the PNG's path."""
-    from ipcsim import plots
+    and contact counts (``ipcsim.app.plots.draw``'s four panels); returns the PNG's path."""
+    from ipcsim.app import plots
 
     runs = []
     for k, d in enumerate(out_dirs):

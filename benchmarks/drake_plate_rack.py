@@ -1,5 +1,5 @@
 """The plate-in-rack placement of Embedded IPC (004 §IV-B, Fig. 11) in Drake (issue #24 item 6): ipcsim's scene
-(``ipcsim.plate_rack_scene``: plate in its stand, free wire rack, FinRay fingers, the shipped trajectory CSVs) with
+(``ipcsim.demos.plate_rack_scene``: plate in its stand, free wire rack, FinRay fingers, the shipped trajectory CSVs) with
 Drake's modelling as the paper ran it (``_drake_plate_scene``: rigid fingers with a compliant hydroelastic contact
 surface, rigid plate and rack), its frames judged by ipcsim's own exact intersection check.
 
@@ -35,8 +35,9 @@ import _drake_plate_scene as dps  # noqa: E402
 import _drake_run as dr  # noqa: E402
 from _drake_scene import _point_triangle_distance  # noqa: E402
 
-from ipcsim import io_frames, runner  # noqa: E402
-from ipcsim.plate_rack_scene import SLOT  # noqa: E402
+from ipcsim.io import frames as io_frames
+from ipcsim.app import runner  # noqa: E402
+from ipcsim.demos.plate_rack_scene import SLOT  # noqa: E402
 
 PLATE, RACK = dps.BODY_NAMES.index("plate"), dps.BODY_NAMES.index("rack")
 FRAME_COLUMNS = ("frame", "time", "plate_wire_pairs", "plate_in_wire", "wire_in_plate", "centre_x", "centre_y",

@@ -47,7 +47,7 @@ def collision_figure(model, sequence: str, frame: int, out: Path) -> None:
     from ipcsim.contact.intersection import find_intersections
     from ipcsim.face.runner import lip_sides
     from ipcsim.geometry.collision_mesh import CollisionMesh
-    from ipcsim.render import Renderer
+    from ipcsim.app.render import Renderer
     from ipcsim.face.expressions import expressions
 
     w = expressions(sequence, model.names)[:frame + 1]
@@ -78,7 +78,7 @@ def region_figure(model, out: Path) -> None:
     from PIL import Image
 
     from ipcsim.geometry.collision_mesh import CollisionMesh
-    from ipcsim.render import Renderer
+    from ipcsim.app.render import Renderer
     from ipcsim.face.regions import collision_aware_vertices
 
     x2 = np.zeros(len(model.rest), bool)

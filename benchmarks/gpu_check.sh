@@ -35,7 +35,7 @@ name = cupy.cuda.runtime.getDeviceProperties(0)['name']
 print('ipcsim', ipcsim.__file__, '| numpy', numpy.__version__, '| scipy', scipy.__version__, '| numba',
       numba.__version__, '| cupy', cupy.__version__, '| GPU', name.decode() if isinstance(name, bytes) else name)"
 step "compile the face kernels" 400 env IPCSIM_COMPILE_PROCESSES=8 "$PY" -c "
-from ipcsim.warmup import prepare_kernels
+from ipcsim.app.warmup import prepare_kernels
 print(f'{prepare_kernels(\"face\"):.0f} s')"
 step "GPU tests" 300 "$PY" -m pytest -q -rs -s -p no:cacheprovider tests/face/test_global_step_gpu.py
 # shellcheck disable=SC2086  # BENCH_ARGS: several words

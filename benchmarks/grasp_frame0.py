@@ -2,7 +2,7 @@
 
 Left: ipcsim's frame 0 (``ipcsim demo teddy-grasp``, full space: the simulated nodes and collision surface, y up).
 Right: Drake's bubble_gripper geometry at t = 0 in Drake's own z-up world frame, built from the meshes and Drake's
-poses (``ipcsim.grasp_paper.drake_grasp_geometry``), with the WSG-50 fingers' fixed-constraint boxes
+poses (``ipcsim.demos.grasp_paper.drake_grasp_geometry``), with the WSG-50 fingers' fixed-constraint boxes
 ``Box(0.1, 0.004, 0.15)`` drawn at their finger poses. Both are seen from the same direction (the camera of the
 right panel is the left one's mapped back through ``drake_to_ipcsim``); red dots: the bubble vertices that follow
 the fingers. The title gives the largest distance between ipcsim's frame-0 nodes and Drake's vertices mapped into
@@ -22,8 +22,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection  # noqa: E402
 
-from ipcsim import grasp_paper as gp  # noqa: E402
-from ipcsim.demo_grasp import GraspParameters, teddy_grasp  # noqa: E402
+from ipcsim.demos import grasp_paper as gp  # noqa: E402
+from ipcsim.demos.teddy_grasp import GraspParameters, teddy_grasp  # noqa: E402
 from ipcsim.geometry.surface import boundary_faces  # noqa: E402
 
 COLOURS = {"teddy": (0.82, 0.71, 0.55), "left_bubble": (0.55, 0.7, 0.9), "right_bubble": (0.55, 0.7, 0.9)}

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ipcsim.io_frames import read_ply
+from ipcsim.io.frames import read_ply
 
 
 def _rows(path: Path) -> list[dict]:

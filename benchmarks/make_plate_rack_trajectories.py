@@ -4,11 +4,11 @@ examples/meshes/plate_rack/*.msh):
 
     PYTHONPATH=src python benchmarks/make_plate_rack_trajectories.py [DIR]
 
-The waypoints and the scene geometry are in ``ipcsim.plate_rack_scene`` (``waypoints``, ``scene_geometry``)."""
+The waypoints and the scene geometry are in ``ipcsim.demos.plate_rack_scene`` (``waypoints``, ``scene_geometry``)."""
 import sys
 from pathlib import Path
 
-from ipcsim.plate_rack_scene import write_example, write_trajectories
+from ipcsim.demos.plate_rack_scene import write_example, write_trajectories
 
 if __name__ == "__main__":
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parents[1] / "src/ipcsim/data/trajectories"

@@ -1,4 +1,4 @@
-"""Record ``src/ipcsim/data/kernels.json``, the manifest of the kernels each demo compiles (see ipcsim.warmup).
+"""Record ``src/ipcsim/data/kernels.json``, the manifest of the kernels each demo compiles (see ipcsim.app.warmup).
 
     python benchmarks/record_kernels.py [DEMO ...]      # default: every demo afresh; named ones are merged into
                                                         # the existing manifest; takes minutes per demo
@@ -7,7 +7,7 @@ Each demo runs in a fresh process on an empty Numba cache (NUMBA_CACHE_DIR in a 
 up-front compilation switched off, and the kernels it calls from Python are recorded with their argument types
 and compile seconds as if each were compiled alone (CPU time of the compiling process, every jitted callee
 included: about the wall time on an idle machine). The callees that several kernels share and that take a while
-(``SHARED_MIN_SECONDS``) are recorded by name, with their own seconds, so that ``ipcsim.warmup`` compiles the
+(``SHARED_MIN_SECONDS``) are recorded by name, with their own seconds, so that ``ipcsim.app.warmup`` compiles the
 kernels sharing one in the same process. Re-record after changing a kernel's arguments or its callees; a stale
 manifest only makes the first run slower.
 """
@@ -54,7 +54,7 @@ def record_one(name: str) -> dict:
     shared callees], ...], "callees": {callee: seconds}} (see the module docstring)."""
     from numba.core import event
 
-    from ipcsim import warmup
+    from ipcsim.app import warmup
     from ipcsim.cli import main
 
     top, own, names, stack = [], {}, {}, []  # own: callee -> exclusive seconds; names: id(library) -> callee
@@ -135,7 +135,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--one"]:
         print(json.dumps(record_one(sys.argv[2])))
     else:
-        from ipcsim.demo import BUILT_DEMOS, DEMOS
+        from ipcsim.demos.builtin import BUILT_DEMOS, DEMOS
 
         # named demos are recorded into the existing manifest; without names every demo is recorded afresh
         record(sys.argv[1:] or [*DEMOS, *BUILT_DEMOS], merge=bool(sys.argv[1:]))

@@ -2,7 +2,7 @@
 
     python benchmarks/viewer_load.py OUT [OUT ...] [--shots DIR] [--frame last|K] [--color body|distance]
 
-For each run directory: writes OUT/viewer.html (``ipcsim.viewer.write_viewer``, timed), prints its size, the part
+For each run directory: writes OUT/viewer.html (``ipcsim.app.viewer.write_viewer``, timed), prints its size, the part
 that is the run's data (the rest is three.js and the page, about 1 MB), frames and vertices, and, where Debian's
 chromium and chromedriver and selenium are installed, the time from opening the file URL in headless Chromium
 until the viewer is ready (data inflated, first frame drawn; median of 3 loads). ``--shots DIR`` saves a
@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ipcsim.viewer import write_viewer
+from ipcsim.app.viewer import write_viewer
 
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from ipcsim.demo_grasp import LIFT_HEIGHT, MODES, SQUEEZE, GraspParameters, build_grasp, teddy_grasp
+from ipcsim.demos.teddy_grasp import LIFT_HEIGHT, MODES, SQUEEZE, GraspParameters, build_grasp, teddy_grasp
 from ipcsim.geometry import load_tet_mesh
 from ipcsim.geometry.shapes import half_ellipsoid_surface, half_ellipsoid_tet_mesh
 from ipcsim.geometry.surface import boundary_faces, tet_signed_volumes
-from ipcsim.grasp_paper import bubble_mesh_path, drake_grasp_geometry, drake_to_ipcsim, teddy_mesh_path
+from ipcsim.demos.grasp_paper import bubble_mesh_path, drake_grasp_geometry, drake_to_ipcsim, teddy_mesh_path
 
 # Drake's poses, written out again from the sources (drake examples/multibody/deformable/models/bubbles.sdf,
 # deformable_teddy.sdf: "x y z roll pitch yaw"); Drake's RPY is the extrinsic x-y-z rotation Rz(yaw) Ry(pitch) Rx(roll)

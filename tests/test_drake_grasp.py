@@ -104,7 +104,8 @@ def test_drake_scene_builds_and_steps_once(scene, tmp_path):
 
 def test_drake_run_writes_ipcsim_run_layout_that_ipcsim_plot_reads(scene, tmp_path):
     pytest.importorskip("pydrake")
-    from ipcsim import io_frames, plots, runner
+    from ipcsim.io import frames as io_frames
+    from ipcsim.app import plots, runner
 
     bench = load_benchmark("drake_grasp")
     out = tmp_path / "drake"

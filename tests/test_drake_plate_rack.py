@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from ipcsim import io_frames, runner
+from ipcsim.io import frames as io_frames
+from ipcsim.app import runner
 from ipcsim.geometry.trajectory import Trajectory, quaternion_matrix
-from ipcsim.plate_rack import plate_mesh, rack_for_plate, upright_plate_rotation
+from ipcsim.demos.plate_rack_parts import plate_mesh, rack_for_plate, upright_plate_rotation
 from _benchmarks import load_benchmark
 
 
@@ -113,7 +114,7 @@ def test_bad_time_step_is_an_error_before_drake_runs(bench):
 
 def test_drake_scene_is_ipcsims_placement_and_steps(scene):
     pytest.importorskip("pydrake")
-    from ipcsim.plate_rack_scene import finger_meshes, scene_geometry
+    from ipcsim.demos.plate_rack_scene import finger_meshes, scene_geometry
 
     setup = scene.setup_from_scene("clean")
     sim = scene.build_plate_rack(setup, 20)
@@ -141,7 +142,7 @@ def test_drake_scene_is_ipcsims_placement_and_steps(scene):
 
 def test_drake_run_writes_ipcsims_run_layout(bench, tmp_path):
     pytest.importorskip("pydrake")
-    from ipcsim import plots
+    from ipcsim.app import plots
 
     setup = bench.dps.setup_from_scene("offset")
     out = tmp_path / "drake"

@@ -8,8 +8,8 @@ loads it, the teddy already scaled by 0.15), and its DeformableModel gives the v
 import numpy as np
 import pytest
 
-from ipcsim.demo_grasp import GraspParameters, teddy_grasp
-from ipcsim.grasp_paper import bubble_mesh_path, drake_to_ipcsim, teddy_mesh_path
+from ipcsim.demos.teddy_grasp import GraspParameters, teddy_grasp
+from ipcsim.demos.grasp_paper import bubble_mesh_path, drake_to_ipcsim, teddy_mesh_path
 
 LINKS = (("left", "-0.185 -0.09 0.06 1.5707 3.1416 0", "bubble", 1e4, 10.0),
          ("right", "-0.185 0.09 0.06 -1.5707 3.1416 0", "bubble", 1e4, 10.0),

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ipcsim.io_frames import read_ply, write_ply
+from ipcsim.io.frames import read_ply, write_ply
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "grasp_table.py"
 

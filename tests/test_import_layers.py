@@ -1,10 +1,12 @@
-"""Dependencies point down only: no import cycle between the package's files, nor between its top-level parts.
+"""Dependencies point down only: no import cycle between the package's files, nor between its top-level parts,
+and no import from a part to a part of the same or a higher layer (``RANKS``, docs/architecture.md).
 
 Every module of src/ipcsim is parsed with ``ast``; its imports (at module level and inside functions, relative
 ones resolved; ``from . import x`` where x is a submodule imports that submodule) make a directed graph. The
 test fails listing the cycles, (1) between modules and (2) between the top-level parts (``ipcsim.contact``,
 ``ipcsim.model``, ``ipcsim.cli``, ...: each top-level module or subpackage of ipcsim is one node; a package's
-``__init__`` counts as part of its package, so its re-exports count).
+``__init__`` counts as part of its package, so its re-exports count), and (3) every import that points up or
+sideways: a module of a part of rank r may import modules of its own part and of parts of rank < r only.
 """
 from __future__ import annotations
 
@@ -150,7 +152,61 @@ def describe(cycles) -> str:
     return "\n".join("  " + " -> ".join(c) for c in cycles)
 
 
+#: the layers, bottom (0) to top: a part imports only its own modules and parts of a lower rank. A new top-level
+#: part must be placed here (the test names it otherwise).
+RANKS = {
+    "ipcsim.runtime": 0, "ipcsim.errors": 0,                      # plumbing: Numba, threads, scratch; SceneError
+    "ipcsim.geometry": 1, "ipcsim.linalg": 1, "ipcsim.io": 1,     # meshes; factorization, CSR; frames on disk
+    "ipcsim.contact": 2,                                          # distances, barrier, CCD, friction
+    "ipcsim.energies": 3,                                         # elasticity, shape targeting
+    "ipcsim.model": 4,                                            # Model, builder, embedding, sanity check
+    "ipcsim.solvers": 5,                                          # Newton loop, terms, integrators
+    "ipcsim.face": 6,                                             # the face system (PD + IPC)
+    "ipcsim.scene": 7,                                            # scene files -> Simulation
+    "ipcsim.demos": 8,                                            # built-in demos
+    "ipcsim.app": 9,                                              # run loop, render, plots, viewer, export
+    "ipcsim.sweep": 10,                                           # parameter sweeps
+    "ipcsim.cli": 11, "ipcsim.__main__": 12,                      # the command line
+}
+
+
+def upward_imports(graph: dict[str, set[str]], ranks: dict[str, int], package: str = PACKAGE) -> list[str]:
+    """Every import of ``graph`` (module -> modules) from a part to another part of the same or a higher rank,
+    and every part without a rank, as lines "a (rank) -> b (rank)"; [] when all point down."""
+    bad = []
+    for module in sorted(graph):
+        if module == package:
+            continue
+        a = part_of(module, package)
+        if a not in ranks:
+            bad.append(f"{module}: part {a} has no rank")
+            continue
+        for target in sorted(graph[module]):
+            b = part_of(target, package)
+            if target == package or b == a:
+                continue
+            if b not in ranks:
+                bad.append(f"{module} -> {target}: part {b} has no rank")
+            elif ranks[b] >= ranks[a]:
+                bad.append(f"{module} ({ranks[a]}) -> {target} ({ranks[b]})")
+    return bad
+
+
 # ----------------------------------------------------------------------------------------------- tests
+def test_upward_imports_on_a_hand_made_graph():
+    graph = {"p.low.a": {"p.low.b"}, "p.low.b": set(), "p.mid": {"p.low.a", "p.top"}, "p.top": {"p.mid"},
+             "p.side": {"p.mid"}, "p.new": set()}
+    ranks = {"p.low": 0, "p.mid": 1, "p.top": 2, "p.side": 1}
+    assert upward_imports(graph, ranks, "p") == ["p.mid (1) -> p.top (2)", "p.new: part p.new has no rank",
+                                                 "p.side (1) -> p.mid (1)"]
+    assert upward_imports({"p.top": {"p.mid", "p.low.a"}, "p.mid": {"p.low.b"}}, ranks, "p") == []
+
+
+def test_imports_point_down_by_layer_rank():
+    bad = upward_imports(module_graph(), RANKS)
+    assert not bad, "imports that do not point down the layers (RANKS):\n  " + "\n  ".join(bad)
+
+
 def test_find_cycles_on_a_hand_made_graph():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}, "f": {"d"}}
     cycles = find_cycles(graph)
@@ -196,6 +252,6 @@ def test_the_face_package_sits_below_the_scene_and_above_the_solvers():
     assert not graph[face] & {"ipcsim.scene", "ipcsim.cli"}, sorted(graph[face])
     users = {part for part, targets in graph.items() if face in targets}
     below = {"ipcsim.solvers", "ipcsim.energies", "ipcsim.contact", "ipcsim.geometry", "ipcsim.model",
-             "ipcsim.errors", "ipcsim.jit"}
+             "ipcsim.errors", "ipcsim.runtime"}
     assert not users & below, sorted(users & below)
     assert graph["ipcsim.errors"] == set()

@@ -1,4 +1,4 @@
-"""ipcsim.jit: twin kernels (a serial and a parallel variant, each compiled on first use) and generic helpers."""
+"""ipcsim.runtime.jit: twin kernels (a serial and a parallel variant, each compiled on first use) and generic helpers."""
 from __future__ import annotations
 
 import importlib
@@ -8,14 +8,14 @@ import numba
 import numpy as np
 import pytest
 
-from ipcsim import warmup
-from ipcsim.contact.broad_phase.threads import numba_threads
+from ipcsim.app import warmup
+from ipcsim.runtime.threads import numba_threads
 
 KERNELS = '''
 import numpy as np
 from numba import prange
 
-from ipcsim.jit import generic_njit, twin
+from ipcsim.runtime.jit import generic_njit, twin
 
 
 @twin
@@ -104,7 +104,7 @@ def test_a_generic_helper_compiles_once_for_all_constant_arguments(kernels):
 
 
 def test_current_threads_is_numbas_count():
-    from ipcsim.jit import current_threads
+    from ipcsim.runtime.jit import current_threads
 
     assert current_threads() == numba.get_num_threads()
     with numba_threads(1):

@@ -5,7 +5,7 @@ import pytest
 import ipctk
 from ipcsim.contact.intersection import has_intersections
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver
 
 CUBE_V, CUBE_T = box_tet_mesh((0.2, 0.2, 0.2), (1, 1, 1))
 
@@ -60,7 +60,7 @@ def test_cube_rests_on_crossed_segments_without_intersection():
         new = state.copy()
         stats = solver.step(state, new, None, 0.02)
         state = new
-        xs = mesh.surface_positions(state.x)
+        xs = mesh.select_positions(state.x)
         assert not has_intersections(mesh, xs) and not ipctk.has_intersections(tk, xs)
     bottom = state.x[:8, 1].min()
     assert 0.0 < bottom < 1.5e-3  # held by the segments (free fall would reach y < -0.01)

@@ -1,11 +1,11 @@
-"""Scene checks before the first step (ipcsim.sanity)."""
+"""Scene checks before the first step (ipcsim.model.sanity)."""
 import warnings
 
 import numpy as np
 import pytest
 
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.sanity import SanityWarning, check_scene
+from ipcsim.model.sanity import SanityWarning, check_scene
 
 
 def _cube_scene(second=None, ground=None):
@@ -71,7 +71,7 @@ def test_pinched_tet_body_warns_and_runs_intersection_free():
     the joint: the scene is checked with a warning naming the vertex, and every frame is intersection-free."""
     import ipctk
 
-    from ipcsim.solvers.implicit_euler import ImplicitEulerSolver
+    from ipcsim.solvers.integrator_solvers import ImplicitEulerSolver
 
     v = 0.1 * np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [-1, 0, 0], [0, -1, 0], [0, 0, -1]], float)
     b = ModelBuilder()
@@ -106,7 +106,7 @@ def test_bodies_closer_than_dhat_warn():
 
 
 def test_solver_checks_the_scene_before_its_first_step():
-    from ipcsim.solvers.implicit_euler import ImplicitEulerSolver
+    from ipcsim.solvers.integrator_solvers import ImplicitEulerSolver
 
     model, state = _cube_scene(second=(0.05, 0.05, 0.05))
     with pytest.raises(ValueError, match="initial intersection"):
@@ -114,7 +114,7 @@ def test_solver_checks_the_scene_before_its_first_step():
 
 
 def test_vertex_fans_detect_two_tets_touching_at_a_vertex():
-    from ipcsim.sanity import non_manifold_vertices
+    from ipcsim.model.sanity import non_manifold_vertices
     from ipcsim.geometry.collision_mesh import CollisionMesh
 
     v = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [-1, 0, 0], [0, -1, 0], [0, 0, -1]], float)

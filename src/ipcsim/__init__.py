@@ -20,12 +20,12 @@ _EXPORTS = {
     "box_tet_mesh": "ipcsim.model",
     "NewtonSolver": "ipcsim.solvers.newton", "ContactParameters": "ipcsim.solvers.newton",
     "FrictionParameters": "ipcsim.solvers.newton", "StepStats": "ipcsim.solvers.newton",
-    "ImplicitEulerSolver": "ipcsim.solvers.implicit_euler", "NewmarkSolver": "ipcsim.solvers.implicit_euler",
-    "QuasiStaticSolver": "ipcsim.solvers.implicit_euler", "make_solver": "ipcsim.solvers.implicit_euler",
+    "ImplicitEulerSolver": "ipcsim.solvers.integrator_solvers", "NewmarkSolver": "ipcsim.solvers.integrator_solvers",
+    "QuasiStaticSolver": "ipcsim.solvers.integrator_solvers", "make_solver": "ipcsim.solvers.integrator_solvers",
     "SurfaceMap": "ipcsim.geometry.surface_map", "CollisionMesh": "ipcsim.geometry.collision_mesh",
     "Mass": "ipcsim.energies.mass",
     "load_scene": "ipcsim.scene", "Scene": "ipcsim.scene", "SceneError": "ipcsim.scene",
-    "Simulation": "ipcsim.runner",
+    "Simulation": "ipcsim.scene.simulation",
 }
 
 __all__ = sorted(_EXPORTS)

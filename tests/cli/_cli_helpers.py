@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from ipcsim.io_frames import read_ply
+from ipcsim.io.frames import read_ply
 
 CUBE = {"box": {"size": [0.1, 0.1, 0.1], "resolution": [2, 2, 2]}}
 

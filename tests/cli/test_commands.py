@@ -146,7 +146,7 @@ def test_installed_entry_point_runs_a_scene(tmp_path):
 
 @pytest.mark.parametrize("name", ["two-cubes", "cube-slide", "pinned-mat", "cubes-in-bowl"])
 def test_every_demo_checks_and_steps(tmp_path, cli, name):
-    from ipcsim.demo import DEMOS, demo_path
+    from ipcsim.demos.builtin import DEMOS, demo_path
 
     assert name in DEMOS  # the list above is the shipped one
     rc, stdout, _ = cli("info", demo_path(name))
@@ -159,7 +159,7 @@ def test_every_demo_checks_and_steps(tmp_path, cli, name):
 
 
 def test_demo_list_matches_package_data():
-    from ipcsim.demo import DEMOS, demo_path
+    from ipcsim.demos.builtin import DEMOS, demo_path
 
     shipped = {p.stem for p in demo_path("two-cubes").parent.glob("*.json")}
     assert shipped == set(DEMOS)
@@ -167,7 +167,7 @@ def test_demo_list_matches_package_data():
 
 def test_render_draws_segment_obstacles(tmp_path, cli, shared_data):
     """Edge obstacles have no triangles in the PLY frames; the renderer takes them from OUT/scene.json."""
-    from ipcsim.render import _codimensional
+    from ipcsim.app.render import _codimensional
 
     script = shared_data / "ipc" / "input" / "tutorialExamples" / "MCO" / "2cubesFall_rotateCO_edges.txt"
     out = tmp_path / "out"

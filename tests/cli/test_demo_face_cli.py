@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from _cli_helpers import frames_of
 
-from ipcsim.io_frames import read_ply
+from ipcsim.io.frames import read_ply
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "face" / "face_sequence.json"
 
@@ -88,9 +88,9 @@ def test_demo_frames_carry_the_skin(demo_run, demo_states):
     """Body 2 of every frame is the visible skin (``FaceModel.skin``: the ICT face's fine skin embedded in the
     simulation tets, 1,150 vertices, 2,112 triangles on the small face) at W_skin x of the solver's states,
     after the proxy, which is the same as without the skin; the skin's vertices of the proxy are the proxy."""
-    from ipcsim.export import load_run
+    from ipcsim.app.export import load_run
     from ipcsim.face.runner import skin_surface
-    from ipcsim.io_frames import read_ply_names
+    from ipcsim.io.frames import read_ply_names
 
     model, states = demo_states
     skin = model.skin
@@ -236,7 +236,7 @@ def test_docs_python_example_runs():
 
 
 def test_face_kernels_are_recorded_apart():
-    from ipcsim import warmup
+    from ipcsim.app import warmup
 
     manifest = warmup.load_manifest()
     assert manifest.get("face") and warmup.scene_entries(manifest, "face") == manifest["face"]

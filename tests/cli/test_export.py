@@ -1,4 +1,4 @@
-"""`ipcsim export OUT --format usd|pvd|obj` (ipcsim.export): a real short run (two cubes, a static and a moving
+"""`ipcsim export OUT --format usd|pvd|obj` (ipcsim.app.export): a real short run (two cubes, a static and a moving
 obstacle) exported and read back: the USD with pxr (every point of every frame against the PLY frames), the PVD
 with xml.etree and meshio, the OBJ sequence by hand; bad input -> one line, exit 2, nothing written."""
 import copy
@@ -12,9 +12,9 @@ import meshio
 import numpy as np
 import pytest
 
-from ipcsim import export as ex
+from ipcsim.app import export as ex
 from ipcsim.cli import main
-from ipcsim.io_frames import read_ply, write_ply
+from ipcsim.io.frames import read_ply, write_ply
 
 from _cli_helpers import CUBE, TINY, frames_of, write_scene
 

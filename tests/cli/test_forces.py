@@ -2,7 +2,7 @@
 exactly like stats.csv (a resume after a crash: ``test_run.test_resume_after_crash_equals_uninterrupted``)."""
 import numpy as np
 
-from ipcsim.runner import FORCES_COLUMNS
+from ipcsim.app.runner import FORCES_COLUMNS
 from ipcsim.scene import load_scene
 
 from _cli_helpers import stats_rows, write_scene

@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from ipcsim import io_frames
+from ipcsim.io import frames as io_frames
 from ipcsim.model import box_tet_mesh
 
 

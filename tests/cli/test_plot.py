@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ipcsim import plots
-from ipcsim.io_frames import write_csv
-from ipcsim.runner import FORCES_COLUMNS, STATS_COLUMNS
+from ipcsim.app import plots
+from ipcsim.io.frames import write_csv
+from ipcsim.app.runner import FORCES_COLUMNS, STATS_COLUMNS
 
 from _cli_helpers import write_scene
 

@@ -5,8 +5,8 @@ import json
 import numpy as np
 from PIL import Image
 
-from ipcsim import io_frames
-from ipcsim.render import render_run
+from ipcsim.io import frames as io_frames
+from ipcsim.app.render import render_run
 
 TRIANGLE = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.2]])
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ipcsim import io_frames
-from ipcsim.render import Layout, make_renderer, render_run, scene_layout
-from ipcsim.render_view import auto_toward, body_colors, view_toward
-from ipcsim.runner import frame_path
+from ipcsim.io import frames as io_frames
+from ipcsim.app.render import Layout, make_renderer, render_run, scene_layout
+from ipcsim.app.render_view import auto_toward, body_colors, view_toward
+from ipcsim.io.output import frame_path
 
 _BOX_FACES = np.array([[0, 2, 1], [0, 3, 2], [4, 5, 6], [4, 6, 7], [0, 1, 5], [0, 5, 4], [2, 3, 7], [2, 7, 6],
                        [1, 2, 6], [1, 6, 5], [0, 4, 7], [0, 7, 3]])
@@ -90,7 +90,7 @@ def test_legend_names_and_swatches(tmp_path):
 
 
 def test_legend_names_from_the_simulation(tmp_path):
-    from ipcsim.demo import demo_path
+    from ipcsim.demos.builtin import demo_path
     from ipcsim.scene import load_scene
 
     sim = load_scene(demo_path("cubes-in-bowl")).build()
@@ -182,7 +182,7 @@ def test_layout_colours_follow_body_ids():
 
 
 def test_legend_is_capped():
-    from ipcsim.render import LEGEND_ROWS
+    from ipcsim.app.render import LEGEND_ROWS
 
     parts = [box((0.1 * i, 0.0, 0.0), (0.1 * i + 0.05, 0.05, 0.05)) for i in range(LEGEND_ROWS + 3)]
     v = np.concatenate([p[0] for p in parts])

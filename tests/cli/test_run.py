@@ -4,9 +4,9 @@ import json
 import ipctk
 import numpy as np
 
-import ipcsim.solvers.implicit_euler as ie
-from ipcsim.io_frames import read_ply
-from ipcsim.runner import STATS_COLUMNS
+import ipcsim.solvers.integrator_solvers as ie
+from ipcsim.io.frames import read_ply
+from ipcsim.app.runner import STATS_COLUMNS
 from ipcsim.scene import load_scene
 
 from _cli_helpers import MIXED, frame_bytes, frames_of, read_frames, stats_rows, write_scene
@@ -50,7 +50,7 @@ def test_layout_frames_stats_scene_json(tmp_path, cli):
     mesh = load_scene(out / "scene.json").build().model.collision_mesh
     with np.load(out / "checkpoint.npz") as ck:
         assert int(ck["step"]) == steps and int(ck["frame"]) == len(frames)
-        assert np.array_equal(mesh.surface_positions(ck["x"]), frames[-1][0])
+        assert np.array_equal(mesh.select_positions(ck["x"]), frames[-1][0])
     assert not any(p.name.startswith(".tmp") for p in out.rglob("*"))
 
 

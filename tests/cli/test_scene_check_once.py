@@ -1,7 +1,7 @@
 """The scene's sanity check runs once: ``ipcsim run`` checks it (naming bodies) and tells the run so
 (``RunOptions.scene_checked``), which then skips the solver's own check before its first step."""
-import ipcsim.sanity
-from ipcsim.runner import RunOptions, run
+import ipcsim.model.sanity
+from ipcsim.app.runner import RunOptions, run
 from ipcsim.scene import load_scene
 
 from _cli_helpers import write_scene
@@ -9,12 +9,12 @@ from _cli_helpers import write_scene
 
 def _counting(monkeypatch):
     calls = []
-    original = ipcsim.sanity.check_scene
+    original = ipcsim.model.sanity.check_scene
 
     def counted(*args, **kwargs):
         calls.append(1)
         return original(*args, **kwargs)
-    monkeypatch.setattr(ipcsim.sanity, "check_scene", counted)
+    monkeypatch.setattr(ipcsim.model.sanity, "check_scene", counted)
     return calls
 
 

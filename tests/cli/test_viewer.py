@@ -1,4 +1,4 @@
-"""`ipcsim view OUT` (ipcsim.viewer) without a browser: one offline page, its frames decoded back to the PLY frames
+"""`ipcsim view OUT` (ipcsim.app.viewer) without a browser: one offline page, its frames decoded back to the PLY frames
 within the quantisation bound, the distance field against brute force, each frame's stats row, the hook in
 `ipcsim run --render`, bad input. The page in a real browser: test_viewer_browser.py."""
 import csv
@@ -9,8 +9,8 @@ import shutil
 import numpy as np
 import pytest
 
-from ipcsim import viewer
-from ipcsim.io_frames import read_ply, write_ply
+from ipcsim.app import viewer
+from ipcsim.io.frames import read_ply, write_ply
 
 from _cli_helpers import frames_of
 from _viewer_helpers import decoded_frames, distance_codes, page_data, run_falling

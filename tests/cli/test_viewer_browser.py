@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from ipcsim.io_frames import read_ply
+from ipcsim.io.frames import read_ply
 
 from _cli_helpers import frames_of
 from _skip_check import ci_is_set
@@ -51,7 +51,7 @@ def page(tmp_path_factory):
     from selenium.webdriver.chrome.service import Service
 
     out = run_falling(tmp_path_factory.mktemp("browser"))
-    from ipcsim.viewer import write_viewer
+    from ipcsim.app.viewer import write_viewer
 
     html = write_viewer(out)
     opts = webdriver.ChromeOptions()

@@ -1,4 +1,4 @@
-"""The cold-cache warm-up of the first run (ipcsim.warmup): detection, message, workers, manifest."""
+"""The cold-cache warm-up of the first run (ipcsim.app.warmup): detection, message, workers, manifest."""
 from __future__ import annotations
 
 import io
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ipcsim import warmup
+from ipcsim.app import warmup
 
 KERNELS = '''
 from numba import njit
@@ -39,7 +39,7 @@ def test_cold_cache_is_detected_and_a_worker_fills_it(kernel_module):
     assert [e for e, _, _ in warmup.cold_kernels(entries)] == entries
     assert not list(tmp_path.rglob("*.nbi"))
     # a worker process compiles into the on-disk cache; this process then finds both kernels there
-    subprocess.run([sys.executable, "-m", "ipcsim.warmup", "compile"], input=json.dumps(entries), text=True,
+    subprocess.run([sys.executable, "-m", "ipcsim.app.warmup", "compile"], input=json.dumps(entries), text=True,
                    check=True)
     assert list(tmp_path.rglob("*.nbi"))
     assert warmup.cold_kernels(entries) == []
@@ -129,7 +129,7 @@ def test_other_load_is_the_average_capped_by_the_runnable_tasks(monkeypatch, loa
         return io.StringIO(proc)
 
     monkeypatch.setattr(warmup.os, "getloadavg", getloadavg)
-    monkeypatch.setattr(warmup, "open", fake_open, raising=False)  # shadows the builtin inside ipcsim.warmup
+    monkeypatch.setattr(warmup, "open", fake_open, raising=False)  # shadows the builtin inside ipcsim.app.warmup
     assert warmup.other_load() == expected
 
 

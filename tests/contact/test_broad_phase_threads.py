@@ -1,10 +1,10 @@
-"""Thread counts for small parallel calls (``broad_phase.threads``)."""
+"""Thread counts for small parallel calls (``runtime.threads``)."""
 from __future__ import annotations
 
 import numba as nb
 import pytest
 
-from ipcsim.contact.broad_phase import threads
+from ipcsim.runtime import threads
 
 
 def test_small_work_runs_on_one_thread(monkeypatch):

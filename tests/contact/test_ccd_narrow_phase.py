@@ -8,7 +8,7 @@ import ipctk
 import numpy as np
 import pytest
 
-import ipcsim.ccd as ccd
+import ipcsim.contact.ccd as ccd
 
 
 QUERY_FILES = [

@@ -8,7 +8,7 @@ import ipctk
 import numpy as np
 import pytest
 
-import ipcsim.ccd as ccd
+import ipcsim.contact.ccd as ccd
 from ipcsim.contact.broad_phase import build_candidates
 from ipcsim.contact.ccd import candidate_stencils
 from ipcsim.contact.collisions_data import EE, EV, FV, VV

@@ -20,7 +20,7 @@ from ipcsim.contact.collisions import build_collisions
 from ipcsim.contact.collisions_data import PV
 from ipcsim.contact.friction import FrictionCollisions, FrictionPotential
 from ipcsim.geometry.collision_mesh import CollisionMesh, Plane
-import ipcsim.ccd as ccd
+import ipcsim.contact.ccd as ccd
 
 import ipctk  # noqa: E402  (the test oracle, a test dependency)
 ipctk.set_logger_level(ipctk.LoggerLevel.error)

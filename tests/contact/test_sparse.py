@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from ipcsim.contact.sparse import UPPER_BLOCK, assemble_block_csr, assemble_symmetric_block_csr
+from ipcsim.linalg.sparse import UPPER_BLOCK, assemble_block_csr, assemble_symmetric_block_csr
 
 
 def _random_stencils(rng, m, n_vertices):

@@ -33,7 +33,7 @@ def test_mesh_valid(face):
     edges = np.sort(np.r_[faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]], axis=1)
     assert np.all(np.unique(edges, axis=0, return_counts=True)[1] == 2)
     cm = CollisionMesh.from_tet_mesh(face.rest, face.tets)
-    assert len(find_intersections(cm, cm.surface_positions(face.rest))) == 0
+    assert len(find_intersections(cm, cm.select_positions(face.rest))) == 0
     used = np.unique(faces)
     remap = np.searchsorted(used, faces)
     assert not ipctk.has_intersections(_ipctk_mesh(face.rest[used], remap), face.rest[used])

@@ -59,7 +59,7 @@ def test_extruded_shell_valid(shell):
     assert rep.n_inverted == 0 and rep.min_volume > 0
     assert rep.closed
     cm = CollisionMesh.from_tet_mesh(shell["x"], shell["tets"])
-    assert len(find_intersections(cm, cm.surface_positions(shell["x"]))) == 0
+    assert len(find_intersections(cm, cm.select_positions(shell["x"]))) == 0
 
 
 def test_prism_orientation_fix_matters(shell):

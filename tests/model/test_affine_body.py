@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
 SIZE = np.array([0.1, 0.05, 0.08])  # [m], box edges
 

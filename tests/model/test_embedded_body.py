@@ -8,7 +8,7 @@ import pytest
 from ipcsim.contact.broad_phase import build_candidates
 from ipcsim.geometry import load_tet_mesh
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver, make_solver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver, make_solver
 
 LOW_CELL = 0.065  # [m], the teddy's "low" cage: 37 vertices, 75 tets
 

@@ -9,7 +9,7 @@ import pytest
 
 from ipcsim.geometry.trajectory import Trajectory, quaternion_matrix
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver
 
 
 def _quat(axis, angle):

@@ -5,12 +5,12 @@ import ipctk
 import numpy as np
 import pytest
 
-from ipcsim import plate_rack as pr
+from ipcsim.demos import plate_rack_parts as pr
 from ipcsim.geometry.surface import closed_surface_problem, face_edges
 from ipcsim.geometry.voxel_cage import enclosed_volume
 from ipcsim.geometry.wire_rack import tube_tet_mesh
 from ipcsim.model import ModelBuilder
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
 
 def _ipctk_mesh(v, f):

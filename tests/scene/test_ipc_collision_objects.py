@@ -9,7 +9,7 @@ import ipctk
 import numpy as np
 import pytest
 
-from ipcsim.sanity import SanityWarning, check_scene
+from ipcsim.model.sanity import SanityWarning, check_scene
 from ipcsim.scene import load_scene
 from ipcsim.scene.ipc_script import IPCScriptWarning
 

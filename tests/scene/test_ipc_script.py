@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ipcsim.contact.intersection import has_intersections
-from ipcsim.energies.surface_check import count_inverted_tets
+from _tet_checks import count_inverted_tets
 from ipcsim.scene import SceneError, load_scene
 from ipcsim.scene.ipc_script import IPCScriptWarning, parse_script
 
@@ -67,7 +67,7 @@ def test_tutorial_script_builds_and_steps_intersection_free(shared_data, name):
     state, stats = _step(sim, 2)
     mesh = sim.model.collision_mesh
     assert stats.converged
-    xs = mesh.surface_positions(state.x)
+    xs = mesh.select_positions(state.x)
     assert not has_intersections(mesh, xs)
     tk = ipctk.CollisionMesh(mesh.rest_positions, mesh.edges.astype(np.int32), mesh.faces.astype(np.int32))
     assert not ipctk.has_intersections(tk, xs)

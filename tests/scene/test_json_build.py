@@ -190,7 +190,7 @@ def test_damping_ratio_reaches_the_solver():
 
 
 def test_unavailable_linear_solver_is_a_scene_error(monkeypatch):
-    import ipcsim.solvers.linear as linear
+    import ipcsim.linalg.factorization as linear
 
     monkeypatch.setattr(linear, "available_backends", lambda: ["scipy"])
     data = {"bodies": [{"mesh": {"box": {"size": [1, 1, 1], "resolution": [1, 1, 1]}}}],

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from ipcsim.contact.intersection import has_intersections
-from ipcsim.energies.surface_check import count_inverted_tets
-from ipcsim.sanity import SanityWarning
+from _tet_checks import count_inverted_tets
+from ipcsim.model.sanity import SanityWarning
 from ipcsim.scene import load_scene
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ipcsim.demo_grasp import GraspParameters, teddy_grasp
+from ipcsim.demos.teddy_grasp import GraspParameters, teddy_grasp
 from ipcsim.scene import load_scene
 
 SCENES = Path(__file__).resolve().parents[2] / "examples" / "scenes"

@@ -14,7 +14,7 @@ import numpy as np
 
 import ipctk
 from ipcsim.contact.intersection import find_intersections
-from ipcsim.energies.surface_check import count_inverted_tets
+from _tet_checks import count_inverted_tets
 from ipcsim.geometry.mesh_io import read_mesh
 
 
@@ -54,7 +54,7 @@ def check_state(model, x: np.ndarray, tk_mesh, label: str, ipcsim_test: bool = T
     False), have no inverted tet and keep every collision vertex strictly on the free side of the half-space
     obstacles."""
     mesh = model.collision_mesh
-    xs = mesh.surface_positions(x)
+    xs = mesh.select_positions(x)
     assert not ipctk.has_intersections(tk_mesh, xs), f"{label}: ipctk finds an intersection"
     if ipcsim_test:
         hits = find_intersections(mesh, xs, max_count=1)

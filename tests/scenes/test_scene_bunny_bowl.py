@@ -12,11 +12,11 @@ import pytest
 from _scene_harness import load_triangle_mesh, placed_at, run_scene, surface_heights
 from ipcsim.geometry.mesh_io import load_tet_mesh
 from ipcsim.model import ModelBuilder
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver
 
 # bunny.msh has a few surface pairs closer than dhat to each other at rest (1.4e-4 m once scaled): the barrier
 # between them is active from the start, which the scene check reports as a warning
-pytestmark = pytest.mark.filterwarnings("ignore::ipcsim.sanity.SanityWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::ipcsim.model.sanity.SanityWarning")
 
 DHAT = 1e-3  # [m]
 H = 0.02  # [s]

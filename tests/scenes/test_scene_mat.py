@@ -11,7 +11,7 @@ import numpy as np
 from _scene_harness import placed_at, points_below_surface, rotation_y, run_scene, velocity_resolution
 from ipcsim.geometry.mesh_io import load_tet_mesh
 from ipcsim.model import ModelBuilder
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver
 
 DHAT = 1e-3  # [m]
 HALF_THICKNESS = 0.0065  # [m], mat20x20.msh spans y in [-0.0065, 0.0065]

@@ -8,7 +8,7 @@ import pytest
 from _scene_harness import placed_at, rotation_y, run_scene, velocity_resolution
 from ipcsim.geometry.mesh_io import load_tet_mesh
 from ipcsim.model import ModelBuilder
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
 DHAT = 1e-3  # [m]
 H = 0.02  # [s]

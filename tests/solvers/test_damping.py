@@ -5,7 +5,7 @@ import pytest
 
 from ipcsim.contact.broad_phase import build_candidates
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver, make_solver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver, make_solver
 from ipcsim.solvers.integrators import LaggedRayleighDamping, damping_stiffness
 from ipcsim.solvers.terms import DampingTerm, IncrementalPotential
 

@@ -8,8 +8,8 @@ import scipy.sparse as sp
 from ipcsim.contact.broad_phase import build_candidates
 from ipcsim.energies.materials import elastic_gradient_and_hessian_blocks
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.elastic import ElasticTerm
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.elastic import ElasticAssembler
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 from ipcsim.solvers.reduction import FreePattern, SystemMatrix
 
 DHAT = 1e-3
@@ -59,7 +59,7 @@ def _rel(a, b):
 def test_fixed_pattern_elastic_assembly_equals_coo_path(rng):
     model, _, x = _scene(rng)
     assert {name for name, _ in model.material_groups} == {"FCR", "NH"}
-    term = ElasticTerm(model)
+    term = ElasticAssembler(model)
     g_old, h_old = _old_elastic(model, x)
     g, h = term.gradient_and_hessian(x)
     assert h.shape == h_old.shape and h.has_canonical_format
@@ -157,7 +157,7 @@ def test_grown_free_pattern_equals_pattern_built_from_scratch():
     from ipcsim.solvers.reduction import FreePattern
 
     rng = np.random.default_rng(7)
-    e = ElasticTerm(_scene(rng)[0]).pattern
+    e = ElasticAssembler(_scene(rng)[0]).pattern
     n3 = 3 * e.n_vertices
     free = rng.random(n3) > 0.2
     nf = int(free.sum())
@@ -211,7 +211,7 @@ def test_one_pass_energy_equals_the_energy_kernel(rng, material):
     b.add_body(v, t, material=material, youngs_modulus=1e5)
     model, state = b.finalize()
     x = state.x + rng.normal(scale=3e-3, size=state.x.shape)
-    term = ElasticTerm(model)
+    term = ElasticAssembler(model)
     g, h, psi = term.gradient_hessian_energy(x)
     g0, h0 = term.gradient_and_hessian(x)
     assert psi == term.energy(x) and psi > 0.0

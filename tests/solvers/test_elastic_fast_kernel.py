@@ -1,4 +1,4 @@
-"""The fused elastic kernel of ElasticTerm (lane-vectorised SVD, eigensystem Hessians, phase-coloured scatter into
+"""The fused elastic kernel of ElasticAssembler (lane-vectorised SVD, eigensystem Hessians, phase-coloured scatter into
 the CSR data) equals the reference per-element path ``elastic_gradient_and_hessian_blocks(..., project=True)``
 assembled with SciPy, for every material, on deformed meshes where the PSD projection clamps (compressed,
 stretched, inverted tets), to 1e-12 relative."""
@@ -14,7 +14,7 @@ from ipcsim.energies.mat3 import svd3_rv
 from ipcsim.energies.materials import MATERIALS, _invariant_derivatives
 from ipcsim.energies.svd_lanes import F_ROW, LANES, SIGMA_ROW, U_ROW, V_ROW, lanes_workspace, svd3_rv_lanes
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.elastic import _CHUNK, ElasticTerm
+from ipcsim.solvers.elastic import _CHUNK, ElasticAssembler
 from test_elastic_assembly import _old_elastic  # the SciPy reference assembly (same folder)
 
 TOL = 1e-12
@@ -82,7 +82,7 @@ def _rel(a, b):
 
 
 def _check(model, x):
-    term = ElasticTerm(model)
+    term = ElasticAssembler(model)
     g, h = term.gradient_and_hessian(x)
     g_ref, h_ref = _reference(model, x)
     assert np.all(np.isfinite(g)) and np.all(np.isfinite(h.data))
@@ -180,14 +180,14 @@ def test_svd_lanes_bitwise_equal_to_svd3_rv(rng):
 @pytest.mark.parametrize("name,state", [(m, s) for m in sorted(MATERIALS) for s in STATES
                                         if (m, s) != ("NH", "inverted")])
 def test_energy_equals_the_per_material_reference(name, state, monkeypatch):
-    """ElasticTerm.energy (lane SVDs, chunk sums) equals materials.elastic_energy to round-off, and gives the
+    """ElasticAssembler.energy (lane SVDs, chunk sums) equals materials.elastic_energy to round-off, and gives the
     same bits on one thread and on all threads (the parallel path forced on this small mesh)."""
     from ipcsim.energies.materials import elastic_energy
     from ipcsim.solvers import elastic
 
     rng = np.random.default_rng(7 + 10 * sorted(MATERIALS).index(name) + list(STATES).index(state))
     model, x = _model(name, rng, state)
-    term = ElasticTerm(model)
+    term = ElasticAssembler(model)
     ref = sum(elastic_energy(n, x, model.tets[i], model.dm_inv[i], model.volume[i], model.mu[i], model.lam[i])
               for n, i in model.material_groups)
     e = term.energy(x)
@@ -204,4 +204,4 @@ def test_energy_equals_the_per_material_reference(name, state, monkeypatch):
 
 def test_energy_is_infinite_for_an_inverted_neo_hookean_tet(rng):
     model, x = _model("NH", rng, "inverted")
-    assert ElasticTerm(model).energy(x) == np.inf
+    assert ElasticAssembler(model).energy(x) == np.inf

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import FrictionParameters, ImplicitEulerSolver
 from ipcsim.solvers.newton import velocity_tolerance
 
-pytestmark = pytest.mark.filterwarnings("ignore::ipcsim.sanity.SanityWarning")  # bodies start within dhat
+pytestmark = pytest.mark.filterwarnings("ignore::ipcsim.model.sanity.SanityWarning")  # bodies start within dhat
 
 G = 9.81
 H = 0.025  # the scene files' default time step [s]

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
-pytestmark = pytest.mark.filterwarnings("ignore::ipcsim.sanity.SanityWarning")  # cubes start within dhat
+pytestmark = pytest.mark.filterwarnings("ignore::ipcsim.model.sanity.SanityWarning")  # cubes start within dhat
 
 THETA = np.deg2rad(20.0)
 G = 9.81

@@ -13,10 +13,10 @@ import pytest
 from ipcsim.contact.friction import friction_direction, increment_effect, tangential_displacements
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.solvers import newton
-from ipcsim.solvers.implicit_euler import FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import FrictionParameters, ImplicitEulerSolver
 from ipcsim.solvers.terms import FrictionTerm
 
-pytestmark = pytest.mark.filterwarnings("ignore::ipcsim.sanity.SanityWarning")  # bodies start within dhat
+pytestmark = pytest.mark.filterwarnings("ignore::ipcsim.model.sanity.SanityWarning")  # bodies start within dhat
 
 G, H, SIDE, GAP = 9.81, 0.025, 0.1, 5e-4
 THETA = np.deg2rad(20.0)

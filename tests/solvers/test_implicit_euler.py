@@ -3,10 +3,10 @@ import pytest
 
 import ipctk
 from ipcsim.contact.intersection import has_intersections
-from ipcsim.demo import two_cubes_on_ground
-from ipcsim.energies.surface_check import count_inverted_tets
+from ipcsim.demos.builtin import two_cubes_on_ground
+from _tet_checks import count_inverted_tets
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver, make_solver
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver, make_solver
 
 
 def _single_cube(gravity=(0.0, -9.81, 0.0), velocity=(0.0, 0.0, 0.0), material="NH"):
@@ -45,7 +45,7 @@ def test_momentum_is_conserved_without_gravity_and_contact(material, rng):
     np.testing.assert_allclose(p1, p0, atol=1e-9 * np.abs(p0).max())
 
 
-@pytest.mark.filterwarnings("ignore::ipcsim.sanity.SanityWarning")
+@pytest.mark.filterwarnings("ignore::ipcsim.model.sanity.SanityWarning")
 @pytest.mark.parametrize("scheme", [{}, {"integrator": "newmark", "damping_ratio": 0.1}],
                          ids=["implicit_euler", "newmark_damped"])
 def test_two_cubes_stay_intersection_free_and_uninverted(scheme):
@@ -58,7 +58,7 @@ def test_two_cubes_stay_intersection_free_and_uninverted(scheme):
         new = state.copy()
         stats = solver.step(state, new, None, 0.01)
         state = new
-        xs = mesh.surface_positions(state.x)
+        xs = mesh.select_positions(state.x)
         assert not has_intersections(mesh, xs)
         assert not ipctk.has_intersections(tk_mesh, xs)
         assert count_inverted_tets(state.x, model.tets) == 0

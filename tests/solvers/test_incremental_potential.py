@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, make_solver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, make_solver
 from ipcsim.solvers.terms import FrictionTerm
 
 H = 0.01

@@ -17,13 +17,14 @@ import numpy as np
 import pytest
 
 from ipcsim.energies.neohookean import J_FLOOR
-from ipcsim.io_frames import tet_jacobians
+from ipcsim.io.frames import tet_jacobians
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.model.core import DEFAULT_INVERSION
-from ipcsim.runner import STATS_COLUMNS, InversionWarning, RunOptions, Simulation, run
+from ipcsim.app.runner import STATS_COLUMNS, InversionWarning, RunOptions, run
+from ipcsim.scene.simulation import Simulation
 from ipcsim.scene import Scene, SceneError
 from ipcsim.solvers import terms
-from ipcsim.solvers.implicit_euler import ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ImplicitEulerSolver
 
 MATERIALS = ("SNH", "FCR", "LCR", "LCR_LAGGED", "LE", "ABD", "LCR-embedded")
 SQUASH = 100.0  # [1/s]

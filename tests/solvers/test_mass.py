@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from ipcsim.energies.mass import Mass
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver, make_solver
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver, make_solver
 from ipcsim.solvers.reduction import SystemMatrix
 from ipcsim.solvers.terms import InertiaTerm
 

@@ -12,7 +12,7 @@ import pytest
 from ipcsim.geometry.voxel_cage import box_tet_mesh
 from ipcsim.model import ModelBuilder, State
 from ipcsim.solvers import newton
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 
 
 STACK = 3  # stiff cubes

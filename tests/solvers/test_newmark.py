@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ipcsim.model import ModelBuilder, State, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, make_solver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, make_solver
 
 
 def _cube(gravity=(0.0, -9.81, 0.0), velocity=(0.0, 0.0, 0.0)):
@@ -112,7 +112,7 @@ def test_restart_from_a_saved_state_reproduces_the_run(rng, tmp_path):
     assert np.abs(other.x - run[-1].x).max() > 1e-6
 
 
-@pytest.mark.filterwarnings("ignore::ipcsim.sanity.SanityWarning")
+@pytest.mark.filterwarnings("ignore::ipcsim.model.sanity.SanityWarning")
 def test_lagged_friction_under_newmark_decelerates_a_sliding_cube_at_mu_g():
     mu, g, h = 0.5, 9.81, 0.01
     v, t = box_tet_mesh((0.1, 0.1, 0.1), (2, 2, 2))

@@ -3,13 +3,13 @@ import numpy as np
 import pytest
 
 import ipctk
-from ipcsim.energies.surface_check import count_inverted_tets
+from _tet_checks import count_inverted_tets
 from ipcsim.geometry.mesh_io import read_mesh
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.geometry.surface_map import SurfaceMap
 from ipcsim.model.control import PrescribedMotion, rotation_matrix
 from ipcsim.solvers.newton import free_coordinates
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver
 
 
 def _tk_mesh(mesh):
@@ -71,7 +71,7 @@ def test_builder_places_obstacles_after_bodies_massless_and_prescribed():
     assert model.fixed[n:].all()
     mesh = model.collision_mesh
     assert mesh.is_obstacle.sum() == 4 and np.all(mesh.body[mesh.is_obstacle] == 1)
-    np.testing.assert_array_equal(mesh.surface_positions(state.x)[mesh.is_obstacle], sv)
+    np.testing.assert_array_equal(mesh.select_positions(state.x)[mesh.is_obstacle], sv)
     with pytest.raises(ValueError, match="elements"):
         b.add_obstacle(sv, np.zeros((2, 5), int))
 
@@ -90,7 +90,7 @@ def test_cube_lands_on_static_triangle_obstacle():
         stats = solver.step(state, new, None, 0.01)
         state = new
         assert stats.converged
-        assert not ipctk.has_intersections(tk, model.collision_mesh.surface_positions(state.x))
+        assert not ipctk.has_intersections(tk, model.collision_mesh.select_positions(state.x))
         np.testing.assert_array_equal(state.x[n:], model.rest_positions[n:])  # static obstacle did not move
     assert state.x[:n, 1].min() > 0.0
     assert stats.n_contacts > 0
@@ -117,7 +117,7 @@ def test_kinematic_plate_pushes_cube_without_intersection(speed):
         state = new
         assert stats.converged
         np.testing.assert_allclose(state.x[n:], plate0 + [speed * k * h, 0, 0], atol=1e-12)
-        xs = model.collision_mesh.surface_positions(state.x)
+        xs = model.collision_mesh.select_positions(state.x)
         assert not ipctk.has_intersections(tk, xs)
         assert count_inverted_tets(state.x, model.tets) == 0
         assert state.x[:n, 0].min() > state.x[n:, 0].max()  # the cube stays in front of the plate
@@ -145,7 +145,7 @@ def test_rotating_obstacle_paddle_stays_intersection_free():
         stats = solver.step(state, new, None, 0.01)
         state = new
         assert stats.converged
-        assert not ipctk.has_intersections(tk, model.collision_mesh.surface_positions(state.x))
+        assert not ipctk.has_intersections(tk, model.collision_mesh.select_positions(state.x))
         assert count_inverted_tets(state.x, model.tets) == 0
     assert np.linalg.norm(state.v[: len(v)].mean(0)) > 0.1  # the cube was hit
 
@@ -183,6 +183,6 @@ def test_cube_lands_on_static_tet_mesh_mat(shared_data):
         stats = solver.step(state, new, None, 0.01)
         state = new
         assert stats.converged
-        assert not ipctk.has_intersections(tk, model.collision_mesh.surface_positions(state.x))
+        assert not ipctk.has_intersections(tk, model.collision_mesh.select_positions(state.x))
     assert state.x[:n, 1].min() > 0.0065
     assert stats.n_contacts > 0

@@ -3,7 +3,7 @@
 MKL's threading layer is process-wide and chosen at MKL's first call; the layers give different round-off. Left
 to mkl_rt it was Intel OpenMP when pardiso ran before any Numba parallel kernel (a ``FacePDSolver`` factorises
 first) and GNU OpenMP otherwise, and the 20_pencilStickSlip IPC sample's first step then ended unconverged after
-1000 Newton iterations instead of converging in 23. ``solvers.pardiso`` pins the layer before MKL's first call.
+1000 Newton iterations instead of converging in 23. ``linalg.pardiso`` pins the layer before MKL's first call.
 Each check runs in a fresh interpreter: the layer cannot change once chosen.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ipcsim.solvers.pardiso import pardiso_available
+from ipcsim.linalg.pardiso import pardiso_available
 
 pytestmark = pytest.mark.skipif(not pardiso_available(), reason="needs pypardiso (MKL)")
 
@@ -24,7 +24,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "scene" / "ipc_samples"
 
 _PARDISO_FIRST = """
 import numpy as np, scipy.sparse as sp
-from ipcsim.solvers.linear import Factorization
+from ipcsim.linalg.factorization import Factorization
 n = 400
 a = sp.diags([-np.ones(n - 1), 4.0 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1], format="csr")
 Factorization("pardiso").factor(a).solve(np.ones(n))  # MKL's first call, before any Numba parallel kernel

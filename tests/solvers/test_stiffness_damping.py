@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ImplicitEulerSolver, make_solver
+from ipcsim.solvers.integrator_solvers import ImplicitEulerSolver, make_solver
 from ipcsim.solvers.stiffness_damping import StiffnessDamping
 from ipcsim.solvers.terms import IncrementalPotential, StiffnessDampingTerm
 

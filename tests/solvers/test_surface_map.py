@@ -11,7 +11,7 @@ from ipcsim.contact.collisions import build_collisions
 from ipcsim.geometry.collision_mesh import CollisionMesh
 from ipcsim.geometry.surface_map import SurfaceMap
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters, ImplicitEulerSolver
 from ipcsim.solvers.reduction import PatternCache, SystemMatrix
 
 
@@ -123,9 +123,9 @@ def test_free_block_through_a_weighted_map_equals_scipy(rng, k):
     b = ModelBuilder()
     b.add_body(v, t)
     model, _ = b.finalize()
-    from ipcsim.solvers.elastic import ElasticTerm
+    from ipcsim.solvers.elastic import ElasticAssembler
 
-    e = ElasticTerm(model).gradient_and_hessian(model.rest_positions * 1.01)[1]
+    e = ElasticAssembler(model).gradient_and_hessian(model.rest_positions * 1.01)[1]
     n = model.n_vertices
     jmap = _random_map(rng, 12, n, k)
     c = sp.random(36, 36, density=0.3, random_state=2)

@@ -3,7 +3,7 @@ import numpy as np
 
 from ipcsim.contact.intersection import has_intersections
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, ImplicitEulerSolver
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver
 from ipcsim.solvers.validation import validate_updates
 from ipcsim.solvers.warm_start import extrapolated_start
 

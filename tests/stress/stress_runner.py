@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from stress_oracle import UpdateChecker, check_frame, inverted_unguarded, ipctk_mesh
 from stress_scenes import make_scene
 
-from ipcsim.solvers.implicit_euler import make_solver
+from ipcsim.solvers.integrator_solvers import make_solver
 from ipcsim.solvers.validation import validate_updates
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from ipcsim.model import ModelBuilder, box_tet_mesh
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters
+from ipcsim.solvers.integrator_solvers import ContactParameters, FrictionParameters
 
 KINDS = ("throw", "plate", "stack", "ratio", "wire", "points", "sweep", "embedded", "affine", "collide")
 #: the tet-mesh materials a body may draw (affine bodies are ABD)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from stress_oracle import UpdateChecker, check_frame, ipctk_mesh
 
-from ipcsim.demo_plate_rack import PlateRackParameters, build_plate_rack, in_slot, plate_pose, plate_rack
+from ipcsim.demos.plate_rack import PlateRackParameters, build_plate_rack, in_slot, plate_pose, plate_rack
 from ipcsim.geometry.trajectory import read_trajectory_csv
-from ipcsim.plate_rack_scene import (DHAT, OFFSET, SLOT, TRAJECTORIES, format_csv, plate_section, scene_geometry,
+from ipcsim.demos.plate_rack_scene import (DHAT, OFFSET, SLOT, TRAJECTORIES, format_csv, plate_section, scene_geometry,
                                      trajectory_path, trajectory_rows, waypoints)
 from ipcsim.solvers.validation import validate_updates
 

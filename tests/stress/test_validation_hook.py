@@ -9,7 +9,7 @@ import ipcsim.solvers.line_search as line_search
 from ipcsim.geometry.collision_mesh import CollisionMesh
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.solvers import validation
-from ipcsim.solvers.implicit_euler import ContactParameters, make_solver
+from ipcsim.solvers.integrator_solvers import ContactParameters, make_solver
 from ipcsim.solvers.validation import validate_updates
 
 

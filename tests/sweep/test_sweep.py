@@ -88,7 +88,7 @@ def test_sweep_frames_equal_solo_runs(sweep, tmp_path):
 
 
 def test_table_metrics_match_frames(sweep):
-    from ipcsim.io_frames import read_ply
+    from ipcsim.io.frames import read_ply
 
     _, result = sweep
     r = read_table(result.table)[0]
@@ -504,7 +504,7 @@ def test_dead_simulation_process_is_retried_a_bounded_number_of_times(tmp_path, 
 
 
 def test_cli_needs_distributed_only_for_sweep(tmp_path, capsys, monkeypatch):
-    code = "import sys, ipcsim.cli, ipcsim.runner, ipcsim.scene; sys.exit('distributed' in sys.modules)"
+    code = "import sys, ipcsim.cli, ipcsim.app.runner, ipcsim.scene; sys.exit('distributed' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO / "src")}
                           ).returncode == 0
     monkeypatch.setitem(sys.modules, "distributed", None)  # not installed

@@ -29,8 +29,8 @@ from .barrier_stencils import (FORM_BARRIER, FORM_PARALLEL, cross_squarednorm_bl
                                local_value, parallel_edges, parallel_edges_coefficient)
 from .collisions_data import EE, FV, PV, STENCIL_SIZE, VV
 from .distance.types import EA_EB
-from .scratch import scratch_array
-from .sparse import UPPER_BLOCK, assemble_symmetric_block_csr
+from ..runtime.scratch import scratch_array
+from ..linalg.sparse import UPPER_BLOCK, assemble_symmetric_block_csr
 
 
 # ---------------------------------------------------------------------------- loops over stencils

@@ -49,7 +49,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..jit import generic_njit
+from ..runtime.jit import generic_njit
 
 
 PROJECT_NONE = 0

@@ -23,9 +23,9 @@ import math
 import numpy as np
 from numba import prange
 
-from ..jit import twin
+from ..runtime.jit import twin
 from .barrier import barrier_second_derivative
-from .broad_phase.threads import numba_threads, threads_for
+from ..runtime.threads import numba_threads, threads_for
 from .stencils import stencil_d2
 
 
@@ -154,7 +154,7 @@ def minimum_distance_squared(collisions, mesh, x) -> float:
     if len(collisions) == 0:
         return math.inf
     plane_o, plane_n = mesh.planes_array()
-    with numba_threads(threads_for(len(collisions))):  # small sets: one thread (see broad_phase.threads)
+    with numba_threads(threads_for(len(collisions))):  # small sets: one thread (see runtime.threads)
         return float(_min_d2(np.ascontiguousarray(collisions.kind), np.ascontiguousarray(collisions.vertices),
                              np.ascontiguousarray(collisions.primitives), np.ascontiguousarray(collisions.dtype),
                              x, plane_o, plane_n))

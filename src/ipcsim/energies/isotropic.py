@@ -168,16 +168,3 @@ def projected_sigma_hessian_into(sigma, dpsi, d2psi, ap, alpha, w, m) -> None:
                 if alpha[k] > 0.0:
                     s += alpha[k] * w[i, k] * w[j, k]
             ap[i, j] = s
-
-
-@njit(cache=True)
-def project_dpdf_clamp(h: np.ndarray) -> np.ndarray:
-    """Generic PSD projection (9, 9) of a symmetric dP/dF by numerical eigenvalue clamping (fallback/reference)."""
-    hs = 0.5 * (h + h.T)
-    w, q = np.linalg.eigh(hs)
-    if w[0] >= 0.0:
-        return hs
-    for i in range(9):
-        if w[i] < 0.0:
-            w[i] = 0.0
-    return (q * w) @ q.T

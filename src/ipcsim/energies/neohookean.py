@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..jit import twin
+from ..runtime.jit import twin
 from .constitutive import neohookean_psi  # noqa: F401  (re-export)
 from .kinematics import dfdx  # noqa: F401  (re-export)
 from .materials import elastic_energy, elastic_gradient_and_hessian_blocks

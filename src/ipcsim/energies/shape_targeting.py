@@ -48,8 +48,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from ..contact.broad_phase.threads import cpu_cores, numba_threads
-from ..jit import twin
+from ..runtime.threads import cpu_cores, numba_threads
+from ..runtime.jit import twin
 from .kinematics import dfdx, i1_hessian
 from .mat3 import svd3_rv_into
 from .tet_blocks import deformation_gradient_into, shape_gradients_into

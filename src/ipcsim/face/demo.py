@@ -6,7 +6,7 @@ with the Woodbury global step (``face.solver``). It is a face scene (``face.scen
 """
 from __future__ import annotations
 
-from .scene import FACE_FORMAT, SOLVERS, FaceScene
+from .scene import DEVICES, FACE_FORMAT, SOLVERS, FaceScene
 from .sequence import N_FRAMES
 
 EVERY = 3  # sequence frames between two demo frames
@@ -31,3 +31,27 @@ def demo_scene(frames: int = DEFAULT_FRAMES, solver: str = "woodbury", render: b
     data = {**DEMO, "frames": [0, EVERY * (frames - 1)], "solver": solver, "device": device,
             "output": {"render": bool(render)}}
     return FaceScene.from_dict(data, source="demo face")
+
+
+# ----------------------------------------------------------------------------------------------- command line
+#: the simulate options of ``ipcsim demo`` this demo has no use for (frames, not time steps)
+REFUSES = ("--dt", "--end-time", "--resume")
+
+
+def add_arguments(parser) -> None:
+    """This demo's options of ``ipcsim demo face`` (the command line collects every demo's)."""
+    parser.add_argument("--frames", type=int, metavar="N", help="frames to run (every third of the sequence from "
+                                                                "the neutral face; default 10, at most 17)")
+    parser.add_argument("--solver", choices=SOLVERS, default=None, help="the global-step solver (default woodbury)")
+    parser.add_argument("--device", choices=DEVICES, default=None,
+                        help="where schur/woodbury run their dense algebra (default cpu; gpu needs CuPy and an "
+                             "NVIDIA GPU: pip install 'ipcsim[gpu]')")
+
+
+def scene_from_arguments(args) -> FaceScene:
+    """The demo's ``FaceScene`` from parsed command-line options (frames, solver, device, no_render, volume)."""
+    frames = DEFAULT_FRAMES if args.frames is None else args.frames
+    scene = demo_scene(frames, args.solver or "woodbury", render=not args.no_render, device=args.device or "cpu")
+    if args.volume:
+        scene.data["output"]["volume"] = True
+    return scene

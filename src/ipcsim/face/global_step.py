@@ -44,8 +44,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..solvers.blas_threads import blas_threads, dense_threads
-from ..solvers.linear import Factorization
+from ..runtime.blas_threads import blas_threads, dense_threads
+from ..linalg.factorization import Factorization
 from .dense_device import SchurDense, WoodburyDense, dense_backend
 from .dense_device import vertex_dofs as _dofs
 

@@ -309,7 +309,7 @@ def inflate_outer_layer(mesh: dict, fine_uv, fine_points, margin: float, max_rou
 def shell_intersections(vertices, tets) -> np.ndarray:
     """Vertices (k,) int64 of the boundary triangles and edges of a tet mesh that intersect each other."""
     cm = CollisionMesh.from_tet_mesh(vertices, tets)
-    pairs = find_intersections(cm, cm.surface_positions(vertices))
+    pairs = find_intersections(cm, cm.select_positions(vertices))
     if len(pairs) == 0:
         return np.zeros(0, np.int64)
     local = np.unique(np.r_[cm.edges[pairs[:, 0]].ravel(), cm.faces[pairs[:, 1]].ravel()])

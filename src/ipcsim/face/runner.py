@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import io_frames
+from ..io import frames as io_frames
 from ..geometry.surface import boundary_faces, compact_vertices
 from ..geometry.surface_map import SurfaceMap
-from ..runner import frame_path, prepare_output
+from ..io.output import frame_path, prepare_output
 
 #: the names of the frames' body ids: the proxy's two lip sides, the skin (``skin_surface``)
 BODY_NAMES = ("upper lip", "lower lip", "skin")

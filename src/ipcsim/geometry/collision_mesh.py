@@ -173,7 +173,7 @@ class CollisionMesh:
         """Number of edges (face edges and codimensional segments)."""
         return len(self.edges)
 
-    def surface_positions(self, full_positions: np.ndarray) -> np.ndarray:
+    def select_positions(self, full_positions: np.ndarray) -> np.ndarray:
         """Collision-vertex positions (n_vertices, 3) by the selection ``full_vertex_index`` of positions
         (n_full, 3): the map of full-space bodies only. The simulator reads its surface through
         ``Model.surface_map`` (x = J q), which also covers embedded and affine bodies."""

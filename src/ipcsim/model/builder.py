@@ -428,10 +428,13 @@ class ModelBuilder:
         is_obstacle = np.zeros(len(x), bool)
         is_obstacle[n_body:] = True
         fixed = np.concatenate([b.fixed for b in self._bodies] + [np.ones(len(x) - n_body, bool)])
-        model = Model(x.copy(), tets, dm_inv, volume, mu, lam, mass, fixed, mesh, self.gravity.copy(),
-                      [(name, np.concatenate(idx)) for name, idx in groups.items()], young, is_obstacle, control,
-                      *_embedded_maps(self._bodies, meshes, mass, np.concatenate([offsets[:-1], obs_offsets[:-1]])),
-                      prevent_inversion=prevent,
+        surface_map, mass_matrix = _embedded_maps(self._bodies, meshes, mass,
+                                                  np.concatenate([offsets[:-1], obs_offsets[:-1]]))
+        model = Model(rest_positions=x.copy(), tets=tets, dm_inv=dm_inv, volume=volume, mu=mu, lam=lam, mass=mass,
+                      fixed=fixed, collision_mesh=mesh, gravity=self.gravity.copy(),
+                      material_groups=[(name, np.concatenate(idx)) for name, idx in groups.items()],
+                      youngs_modulus=young, is_obstacle=is_obstacle, control=control, surface_map=surface_map,
+                      mass_matrix=mass_matrix, prevent_inversion=prevent,
                       damping_stiffness=np.repeat([b.damping_stiffness for b in self._bodies],
                                                   [len(b.tets) for b in self._bodies]).astype(np.float64))
         v = np.zeros_like(x)

@@ -31,9 +31,10 @@ def check_inversion(value, what: str) -> str:
     return value
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Model:
-    """Everything that does not change during a simulation.
+    """Everything that does not change during a simulation, built by keyword (``ModelBuilder.finalize`` is the
+    one maker).
 
     Attributes:
         rest_positions: (n, 3) float64 [m], all simulated vertices.

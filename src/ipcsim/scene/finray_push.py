@@ -11,7 +11,7 @@ import numpy as np
 
 from ..geometry.finray import TPU_MATERIAL, finray_base_vertices, finray_cage, finray_finger
 from ..model import ModelBuilder
-from ..solvers.implicit_euler import ContactParameters, make_solver
+from ..solvers.integrator_solvers import ContactParameters, make_solver
 
 #: the finger of the check: thin in z (4 mm) to keep the full-space reference small, 0.8 mm triangles (walls
 #: 1.2-1.8 mm: two triangles across a rib; with one across, linear tets lock the ribs' hinges and the tip bends

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..model.control import rotation_matrix
-from ..model.control import rotation_xyz as _rotation_xyz
+from ..model.control import rotation_xyz
 from ..errors import IPCScriptWarning
 from .ipc_animation import plan_animation
 from .mesh_files import MeshFileError, read_keyframe, read_mesh_data, read_seg
@@ -28,9 +28,9 @@ _KINDS = {".msh": "tet", ".obj": "triangle", ".seg": "edge", ".pt": "point"}
 _SEQ_EXT = {"tet": (".msh",), "triangle": (".obj",), "edge": (".seg", ".obj"), "point": (".pt", ".obj")}
 
 
-def rotation_xyz(degrees) -> np.ndarray:
+def rotation_xyz_deg(degrees) -> np.ndarray:
     """IPC's shape rotation (3, 3): Rx(rx) @ Ry(ry) @ Rz(rz), angles (3,) [deg]."""
-    return _rotation_xyz(np.radians(np.asarray(degrees, np.float64)))
+    return rotation_xyz(np.radians(np.asarray(degrees, np.float64)))
 
 
 def axis_angle(axis, degrees: float) -> np.ndarray:
@@ -104,7 +104,7 @@ class _Assembler:
         meshes = [_read_shape_mesh(self.p, sh.path, sh.line) for sh in self.p.shapes]
         parts = []
         for sh, m in zip(self.p.shapes, meshes):
-            parts.append((np.asarray(sh.scale, np.float64), rotation_xyz(sh.rotation_deg),
+            parts.append((np.asarray(sh.scale, np.float64), rotation_xyz_deg(sh.rotation_deg),
                           np.asarray(sh.translation, np.float64)))
         placed0 = [(m.vertices * s) @ r.T + t for m, (s, r, t) in zip(meshes, parts)]
         tet = [x for x, m in zip(placed0, meshes) if m.kind == "tet"]
@@ -265,7 +265,7 @@ class _Assembler:
             raise self.p.error(co.line, "meshCO: expected a triangle mesh (.obj)")
         p = m.vertices
         s = co.scale / float(np.max(p.max(axis=0) - p.min(axis=0)))
-        r = rotation_xyz(co.rotation_deg)
+        r = rotation_xyz_deg(co.rotation_deg)
         t = np.asarray(co.origin, np.float64) - s * (r @ p.mean(axis=0))
         degrees = co.rotation_deg if sum(1 for a in co.rotation_deg if a != 0.0) <= 1 else None
         tr = _transform([s] * 3, r, t, degrees)

@@ -64,7 +64,7 @@ class Scene:
         return self.data["name"]
 
     def build(self):
-        """Assemble the simulation: ``ipcsim.runner.Simulation`` with model, initial state, solver (an
+        """Assemble the simulation: ``ipcsim.app.runner.Simulation`` with model, initial state, solver (an
         ``ImplicitEulerSolver`` configured from contact/friction/solver/integrator), dt and end_time [s], output
         dict, name, body_names and obstacle_names. Raises SceneError naming the key path when the model
         rejects something (e.g. a selection box holding no vertex)."""
@@ -325,7 +325,7 @@ def _build(scene: Scene):
     except ValueError as exc:
         raise error("bodies", str(exc)) from None
     solver = _make_solver(model, data, error)
-    from ..runner import Simulation
+    from .simulation import Simulation
 
     return Simulation(model=model, state=state, solver=solver, dt=float(data["time"]["dt"]),
                       end_time=float(data["time"]["end"]), output=dict(data["output"]), name=data["name"],
@@ -347,9 +347,9 @@ def _friction_tables(data: dict) -> dict:
 
 
 def _make_solver(model, data: dict, error):
-    """The solver of a resolved scene dict (``solvers.implicit_euler.make_solver`` by integrator type)."""
-    from ..solvers.implicit_euler import ContactParameters, FrictionParameters, make_solver
-    from ..solvers.linear import available_backends
+    """The solver of a resolved scene dict (``solvers.integrator_solvers.make_solver`` by integrator type)."""
+    from ..solvers.integrator_solvers import ContactParameters, FrictionParameters, make_solver
+    from ..linalg.factorization import available_backends
 
     c, f, s, integ = data["contact"], data["friction"], data["solver"], data["integrator"]
     if s["linear_solver"] != "auto" and s["linear_solver"] not in available_backends():

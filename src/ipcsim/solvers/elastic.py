@@ -20,8 +20,8 @@ import scipy.sparse as sp
 from numba import njit, prange
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..contact.broad_phase.threads import cpu_cores, numba_threads
-from ..contact.sparse import canonical_csr
+from ..runtime.threads import cpu_cores, numba_threads
+from ..linalg.sparse import canonical_csr
 from ..energies.materials import (FCR, LCR, LCR_LAGGED, STIFFNESS_EIGEN, material_info, material_psi,
                                   material_response_into, material_scratch, needs_inversion_guard)
 from ..energies.mat3 import det3
@@ -31,7 +31,7 @@ from ..energies.tet_blocks import (HW_H, HW_STRIDE, deformation_gradient_into, h
                                    tet_hessian_from_eigensystem_into)
 from ..energies.neohookean import J_FLOOR, max_step_keeping_orientation
 from ..geometry.surface import tet_signed_volumes
-from ..jit import current_threads, dynamic_schedule, twin
+from ..runtime.jit import current_threads, dynamic_schedule, twin
 from ..model import Model
 from ..model.core import DEFAULT_INVERSION
 
@@ -310,7 +310,7 @@ class TetBlockPattern:
         return canonical_csr(data, self.indices, self.indptr, 3 * self.n_vertices)
 
 
-class ElasticTerm:
+class ElasticAssembler:
     """Psi(x) [J] of all tets; gradient (3n,) [N] and PSD-projected Hessian (3n, 3n) [N/m] vertex-major."""
 
     def __init__(self, model: Model):

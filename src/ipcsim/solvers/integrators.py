@@ -1,6 +1,6 @@
 """Time integrators of the incremental potential and IPC's lagged Rayleigh damping.
 
-Every step minimises (``ipcsim.solvers.implicit_euler``)
+Every step minimises (``ipcsim.solvers.integrator_solvers``)
 
     E(x) = w_i/2 (x - x_hat)^T M (x - x_hat) + w_p (Psi(x) + kappa B(x) + D(x) - f_ext . x) + E_d(x)
 

@@ -17,7 +17,7 @@ lambda_k are the barrier forces kappa * s * |db/dd| lagged at the start of the s
 
 Each Newton iteration: PSD-projected Hessian, direct solve for p over the free coordinates (the solver's own
 ``linear.Factorization``), step bound alpha_max from additive CCD on the surface (J q -> J (q + p): straight
-lines, since J is linear) and the inversion bound (``ElasticTerm.max_step``: the tets of bodies with
+lines, since J is linear) and the inversion bound (``ElasticAssembler.max_step``: the tets of bodies with
 inversion "prevent", and neo-Hookean ones), one trajectory broad phase whose
 candidates every line-search trial reuses (001 §3), then backtracking until the energy decreases (refined by
 bisection when a trial was rejected, ``line_search.backtrack``). Prescribed
@@ -45,11 +45,11 @@ from ..contact.friction import FrictionCollisions, FrictionPotential, increment_
 from ..contact.stiffness import minimum_distance_squared, softer_side_stiffness, surface_youngs_modulus
 from ..model import Model, State
 from . import validation
-from .elastic import ElasticTerm
+from .elastic import ElasticAssembler
 from .friction_params import FrictionParameters, stencil_mu
 from .integrators import LaggedRayleighDamping, check_damping_ratio
 from .line_search import LINE_SEARCH_REFINEMENTS, backtrack, collision_free_bound
-from .linear import Factorization, compute_ordering, resolve_backend
+from ..linalg.factorization import Factorization, compute_ordering, resolve_backend
 from .reduction import FreePattern, PatternCache
 from .stiffness_damping import StiffnessDamping
 from .terms import (BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm,
@@ -169,7 +169,7 @@ class NewtonSolver:
         per second of step); max_newton_iterations; linear_backend: see ``linear.Factorization``;
         damping_ratio: IPC's dampingRatio in [0, 1] (0: no damping, see ``integrators``); the bodies' own
         stiffness damping (``Model.damping_stiffness``) is added as ``terms.StiffnessDampingTerm``;
-        sanity_check: run ``ipcsim.sanity.check_scene`` on the state of the first step; warm_start: start
+        sanity_check: run ``ipcsim.model.sanity.check_scene`` on the state of the first step; warm_start: start
         from the CCD-bounded extrapolation x^t + h v^t, prescribed nodes on their targets (``warm_start``).
     """
 
@@ -196,11 +196,11 @@ class NewtonSolver:
         self.max_newton_iterations = max_newton_iterations
         self.linear_backend = linear_backend
         self.linear = Factorization(linear_backend)
-        self.elastic = ElasticTerm(model)
+        self.elastic = ElasticAssembler(model)
         self.patterns = PatternCache()
         sim = ~model.is_obstacle
         self._bbox = float(np.linalg.norm(np.ptp(model.rest_positions[sim], axis=0)))
-        #: run ``ipcsim.sanity.check_scene`` at the next step (set False when the caller has checked the scene)
+        #: run ``ipcsim.model.sanity.check_scene`` at the next step (set False when the caller has checked the scene)
         self.check_on_first_step = bool(sanity_check)
         self.term_factories: list = []  # extra energy terms (``add_term``)
         self._orderings = {}  # packed free mask -> pardiso ordering of the contact-free H_ff (``_ordering_for``)
@@ -441,14 +441,14 @@ class NewtonSolver:
         if not (h > 0.0 and math.isfinite(h)):
             raise ValueError(f"time step must be positive and finite, got {dt}")
         if self.check_on_first_step:
-            from ..sanity import check_scene
+            from ..model.sanity import check_scene
 
             check_scene(m, state_in, self.contact.dhat)
             self.check_on_first_step = False
         self.forget_history()
         setup = self._setup(state_in, h, control)
         if self.quasi_static:
-            from ..sanity import check_quasi_static_support
+            from ..model.sanity import check_quasi_static_support
 
             check_quasi_static_support(m, state_in.x, setup.prescribed, self.contact.dhat)
         x, candidates = newton_start(self, state_in, setup, h, stats)  # x^t, or the warm start

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ..contact.sparse import canonical_csr
+from ..linalg.sparse import canonical_csr
 
 #: A pattern grown this many times since its base is rebuilt from the current matrix's entries instead (dropping
 #: the stale surface entries of earlier matrices; a solver clears its pattern every step, so few accumulate).

@@ -35,7 +35,7 @@ import dataclasses
 import numpy as np
 
 from ..model import Model
-from .elastic import ElasticTerm
+from .elastic import ElasticAssembler
 from .integrators import LaggedRayleighDamping
 
 
@@ -61,7 +61,7 @@ class StiffnessDamping:
 
     def __init__(self, model: Model):
         scaled = damped_model(model)
-        self.elastic = None if scaled is None else ElasticTerm(scaled)
+        self.elastic = None if scaled is None else ElasticAssembler(scaled)
 
     @property
     def enabled(self) -> bool:

@@ -83,7 +83,7 @@ class InertiaTerm(EnergyTerm):
 
 
 class ElasticEnergyTerm(EnergyTerm):
-    """w Psi(q) over all tets (``solvers.elastic.ElasticTerm`` assembles it; its Hessian is the base pattern of
+    """w Psi(q) over all tets (``solvers.elastic.ElasticAssembler`` assembles it; its Hessian is the base pattern of
     the Newton matrix). Psi is +inf when an inversion-guarded tet is inverted."""
 
     def __init__(self, elastic, weight: float):

@@ -4,7 +4,7 @@
 
 alpha in [0, 1] is the largest fraction of the straight path x^t -> g that additive CCD on the collision surface
 (J x^t -> J g, ``line_search.collision_free_bound``) and the inversion bound of the guarded tets
-(``ElasticTerm.max_step``) allow, so the start is intersection-free and no guarded tet inverts: the move is checked
+(``ElasticAssembler.max_step``) allow, so the start is intersection-free and no guarded tet inverts: the move is checked
 like every Newton update (and shown to ``validation.hook``). Where alpha < 1 the prescribed nodes are short of
 their targets and the Newton loop's prescribed iterations take them the rest of the way.
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import io_frames
+from ..io import frames as io_frames
 from .spec import SweepSpec, load_spec
 from .table import columns, row, write_table
 from .task import (FAILED_SUFFIX, RESULT, TMP_PREFIX, _write_failed, allow_runs, execute_run, read_result,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import io_frames
-from ..runner import list_frames
+from ..io import frames as io_frames
+from ..io.output import list_frames
 
 
 def run_statistics(out_dir) -> dict:

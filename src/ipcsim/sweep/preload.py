@@ -1,5 +1,5 @@
 """Imported by a sweep worker's fork server (``task.PRELOAD``): loads the Numba kernels that the demo scenes call
-(the ``ipcsim.warmup`` manifest) from the on-disk cache, so that every run forked from the server starts with
+(the ``ipcsim.app.warmup`` manifest) from the on-disk cache, so that every run forked from the server starts with
 them in memory instead of loading them again (about 0.5 s per run).
 
 Only kernels already in the cache are loaded (a cold cache is filled by the runs themselves, as without a
@@ -34,7 +34,7 @@ def exit_with_parent(interval: float = 0.5) -> None:
 def load_cached_kernels() -> int:
     """Load every serial kernel of the manifest that is in the cache; returns how many."""
     try:
-        from ..warmup import is_cached, load_manifest, resolve
+        from ..app.warmup import is_cached, load_manifest, resolve
     except Exception:  # noqa: BLE001 - best effort
         return 0
     seen, done = set(), 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import io_frames
+from ..io import frames as io_frames
 from .metrics import metric_columns
 
 STAT_COLUMNS = ("wall_seconds", "steps", "newton_iterations", "unconverged_steps", "min_distance")

@@ -23,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-from .. import io_frames
+from ..io import frames as io_frames
 from .metrics import compute_metrics, run_statistics
 
 RESULT = "result.json"
@@ -82,8 +82,8 @@ def _simulate(scene_file: Path, out: Path, time_limit: float | None, launcher: s
 # ----------------------------------------------------------------------------------------------- fork server
 #: modules the fork server imports once, so that a run's process starts with them loaded (about 1.5 s saved per
 #: run); ``preload`` also loads the cached Numba kernels of the demos
-PRELOAD = ["ipcsim.cli", "ipcsim.scene", "ipcsim.runner", "ipcsim.solvers.implicit_euler", "ipcsim.sanity",
-           "ipcsim.warmup", "meshio", "ipcsim.sweep.preload"]
+PRELOAD = ["ipcsim.cli", "ipcsim.scene", "ipcsim.app.runner", "ipcsim.solvers.integrator_solvers", "ipcsim.model.sanity",
+           "ipcsim.app.warmup", "meshio", "ipcsim.sweep.preload"]
 _FORKSERVER = None
 #: the simulation processes this process has started and not yet collected, and the flag that stops it from
 #: starting more (``stop_runs``): a sweep on a local cluster (worker threads in the sweep's own process) kills

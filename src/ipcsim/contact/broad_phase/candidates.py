@@ -30,7 +30,7 @@ from .boxes import plane_vertex_mask, simplex_boxes6, vertex_boxes6
 from .brute_force import brute_force_pairs
 from .cell_join import cell_pairs6
 from .mesh_join import mesh_pairs
-from .threads import helper_thread
+from ...runtime.threads import helper_thread
 
 METHODS = ("auto", "cell_join", "brute_force")
 

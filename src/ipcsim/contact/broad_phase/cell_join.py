@@ -38,7 +38,7 @@ from .columns import column_grid, join_buckets
 from .compact_join import compact_join_pairs
 from .layout import bounds, bucket_bits, choose_cell_size, column_frame, sweep_layout  # noqa: F401  (bounds: API)
 from .pair_buffers import overflow_pairs, scan_pairs, sort_pairs  # noqa: F401  (scan_pairs: API)
-from .threads import cpu_cores
+from ...runtime.threads import cpu_cores
 
 @nb.njit(cache=True)
 def _grids(q_data, e_data, self_query, h):

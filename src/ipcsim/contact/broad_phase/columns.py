@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 
 
 MAX_CELLS = 64  # a box covering more columns is left out of the grid ("overflow") and tested directly

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 from .columns import MAX_CELLS, cell_index, sweep_order
 from .layout import bucket_bits, column_frame, sweep_layout
 from .pair_buffers import sort_pairs

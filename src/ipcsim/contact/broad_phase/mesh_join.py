@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 from .boxes import simplex_boxes6
 from .cell_join import pair_guess, remember_pairs
 from .compact_join import MAX_ENTRIES_PER_BOX, compact_grid, joined_pairs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 
 
 

@@ -1,6 +1,6 @@
 """Continuous collision detection: additive CCD (ACCD) narrow phase and the collision-free step size.
 
-Public API (also re-exported by ``ipcsim.ccd``):
+Public API:
     point_triangle_toi, edge_edge_toi, point_edge_toi, point_point_toi, point_plane_toi
         single-pair time of impact in [0, 1] or math.inf;
     compute_collision_free_stepsize(mesh, x0, x1, candidates=None, min_distance=0.0)

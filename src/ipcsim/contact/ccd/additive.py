@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 from ..collisions_data import EE, EV, FV
 from ..stencils import CLOSEST, stencil_d2, stencil_size
 

@@ -1,7 +1,7 @@
 """Collision-free step size: the earliest ACCD time of impact over all broad-phase candidates.
 
 The candidates are processed in chunks, in a Numba parallel region or (mid-sized inputs on machines with
-fewer than 4 cores, ``broad_phase.threads.split_in_two``) the even and the odd chunks in two Python threads.
+fewer than 4 cores, ``runtime.threads.split_in_two``) the even and the odd chunks in two Python threads.
 Each chunk keeps its own earliest time and uses the smallest time found by any chunk so far as ``tmax`` to
 stop ACCD early on pairs that cannot matter. The pruning never changes the result: a pair is dropped only
 once its ACCD time is certified to be no earlier than a time already found.
@@ -13,8 +13,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...jit import dynamic_schedule, twin
-from ..broad_phase.threads import helper_thread, numba_threads, split_in_two, threads_for
+from ...runtime.jit import dynamic_schedule, twin
+from ...runtime.threads import helper_thread, numba_threads, split_in_two, threads_for
 from ..collisions_data import EE, EV, FV, VV
 from ..stencils import stencil_size
 from .additive import CONSERVATIVE_RESCALING, MAX_ITERATIONS, additive_ccd, point_plane_ccd
@@ -258,13 +258,13 @@ def compute_collision_free_stepsize(
     m = len(vf) + len(ee) + len(ev) + len(vv)
     if m and alpha > 0.0:
         args = (vf, ee, ev, vv, *_connectivity(mesh), x0, x1, min_distance, s, int(max_iterations))
-        if split_in_two(m):  # small machines: two serial halves in two Python threads (see broad_phase.threads)
+        if split_in_two(m):  # small machines: two serial halves in two Python threads (see runtime.threads)
             best = np.full(2 * _CHUNKS_PER_THREAD, alpha)
             other = helper_thread().submit(chunks_toi, 1, 2, *args, best)
             chunks_toi(0, 2, *args, best)
             other.result()
             return float(best.min())
-        with numba_threads(threads_for(m)) as threads:  # small inputs: one thread (see broad_phase.threads)
+        with numba_threads(threads_for(m)) as threads:  # small inputs: one thread (see runtime.threads)
             n_chunks = max(1, min(m, threads * _CHUNKS_PER_THREAD))
             with dynamic_schedule(threads > 1):  # robust to a core shared with another process
                 alpha = earliest_candidate_toi(*args, n_chunks, alpha)

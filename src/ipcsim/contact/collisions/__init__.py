@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..broad_phase.threads import numba_threads, threads_for
+from ...runtime.threads import numba_threads, threads_for
 from ..collisions_data import EE, PV, Collisions
-from ..scratch import scratch_array
+from ...runtime.scratch import scratch_array
 from .improved_max import with_improved_max_terms
 from .merge import merge
 from .merge import stable_argsort as _stable_argsort  # noqa: F401 (its former home; tests import it from here)
@@ -104,7 +104,7 @@ def build_collisions(mesh, x, dhat: float, candidates=None, use_area_weighting: 
     ri = scratch_array("records-ids", (n_main, 2), np.int64)
     rw, re = scratch_array("records-weight", n_main), scratch_array("records-eps", n_main)
     near = scratch_array("records-near", n_main, np.bool_)
-    with numba_threads(threads_for(n_main)):  # small inputs: one thread (see broad_phase.threads)
+    with numba_threads(threads_for(n_main)):  # small inputs: one thread (see runtime.threads)
         classify(x, rest, edges, faces, face_edges, vareas, eareas, vv, ev, ee, vf, pv, plane_o, plane_n,
                  dhat2, area_w, rk, ri, rd, rw, re, near, NEAR_FACTOR * dhat2)
     if use_improved_max_approximator:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 from ..collisions_data import EE, VV
 from ..distance import types as dt
 from ..distance.edge_mollifier import edge_edge_cross_squarednorm, edge_edge_mollifier_threshold

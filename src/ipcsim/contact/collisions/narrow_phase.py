@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from numba import njit, prange
 
-from ...jit import twin
+from ...runtime.jit import twin
 from ..collisions_data import EE, EV, FV, PV, VV
 from ..distance import types as dt
 from ..distance.edge_edge import edge_edge_distance_squared

@@ -18,7 +18,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 
 
 

@@ -12,7 +12,7 @@ v = eb1 - eb0.  Undefined (division by zero) when u and v are parallel (N = 0).
 """
 from __future__ import annotations
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 from ._vec import add_block_skew, add_cross_squarednorm_hessian_blocks, cross, dot, set_block_outer, squared_norm
 
 

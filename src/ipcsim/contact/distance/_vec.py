@@ -8,7 +8,7 @@ rows/columns ``3*b .. 3*b+2`` of the caller's (3k,) gradient or (3k, 3k) Hessian
 """
 from __future__ import annotations
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 
 
 
@@ -71,14 +71,6 @@ def set_block_vec(g, b, c, v):
     g[3 * b] = c * v[0]
     g[3 * b + 1] = c * v[1]
     g[3 * b + 2] = c * v[2]
-
-
-@generic_njit(error_model="numpy")
-def add_block_vec(g, b, c, v):
-    """g[3b:3b+3] += c * v"""
-    g[3 * b] += c * v[0]
-    g[3 * b + 1] += c * v[1]
-    g[3 * b + 2] += c * v[2]
 
 
 @generic_njit(error_model="numpy")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 from ._vec import check_matrix_out, check_vector_out, check_vertex, squared_norm, sub, vec3
 from .line_line import _ll_gradient_blocks, _ll_hessian_blocks, _ll_value
 from .point_line import _pl_gradient_blocks, _pl_hessian_blocks, _pl_value

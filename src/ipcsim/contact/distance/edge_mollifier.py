@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 from ._vec import (add_block_outer, add_cross_squarednorm_hessian_blocks, check_matrix_out, check_vector_out,
                    check_vertex, cross, hess_col_axpy, hess_row_axpy, set_block_vec, squared_norm, sub, vec3)
 

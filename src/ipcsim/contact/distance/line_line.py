@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 from ._triple import triple_reduced_gradient, triple_reduced_hessian_blocks, triple_value
 from ._vec import (check_matrix_out, check_vector_out, check_vertex, grad_fill_reference, hess_col_axpy,
                    hess_fill_reference, hess_row_axpy, set_block_vec, sub, vec3)

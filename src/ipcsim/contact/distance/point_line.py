@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 from ._vec import (add_block_identity, add_block_outer, add_cross_squarednorm_hessian_blocks, check_matrix_out,
                    check_vector_out, check_vertex, cross, grad_fill_reference, hess_fill_reference,
                    set_block_vec, squared_norm, sub, zero_blocks, vec3)

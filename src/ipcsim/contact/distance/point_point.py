@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 from ._vec import check_matrix_out, check_vector_out, check_vertex, set_block_vec, squared_norm, sub, vec3
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 from ._vec import check_matrix_out, check_vector_out, check_vertex, squared_norm, sub, vec3
 from .point_line import _pl_gradient_blocks, _pl_hessian_blocks, _pl_value
 from .point_plane import _ppl_gradient_blocks, _ppl_hessian_blocks, _ppl_value

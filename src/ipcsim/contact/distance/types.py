@@ -19,7 +19,7 @@ same comparisons on bit-identical numbers.
 """
 from __future__ import annotations
 
-from ...jit import generic_njit
+from ...runtime.jit import generic_njit
 from ._fused import edge_frame_coordinates, fcross, fdot, fdot_yxz, fma, fsquared_norm, plain_dot
 from ._vec import check_vertex, sub, vec3
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
-from ...jit import twin
+from ...runtime.jit import twin
 from ..barrier import barrier_first_derivative, physical_barrier_scale
-from ..broad_phase.threads import numba_threads, threads_for
+from ...runtime.threads import numba_threads, threads_for
 from ..collisions_data import EE, KIND_NAMES, PV, STENCIL_SIZE, VV, Collisions
 from ..distance.types import EA_EB
 from ..stencils import stencil_d2
@@ -167,7 +167,7 @@ class FrictionCollisions:
         plane_id = np.ascontiguousarray(primitives[:, 0])
         origins, normals = _plane_arrays(mesh, kind, plane_id)
         scale = physical_barrier_scale(dhat) if use_physical_barrier else 1.0
-        with numba_threads(threads_for(n)):  # small sets: one thread (see broad_phase.threads)
+        with numba_threads(threads_for(n)):  # small sets: one thread (see runtime.threads)
             keep, beta, T, gamma, d2, lam = _build_frames(
                 kind, vertices, dtype, eps_x, plane_id, x, origins, normals, dhat * dhat, kappa, scale)
         bad = np.flatnonzero(keep & ~(np.isfinite(T).all(axis=(1, 2)) & np.isfinite(beta).all(axis=1)

@@ -27,11 +27,11 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from ...jit import twin
+from ...runtime.jit import twin
 from .. import psd
-from ..broad_phase.threads import numba_threads, threads_for
+from ...runtime.threads import numba_threads, threads_for
 from ..collisions_data import STENCIL_SIZE
-from ..sparse import assemble_block_csr
+from ...linalg.sparse import assemble_block_csr
 from .lagged import FrictionCollisions
 from .smooth import f0, f1_over_x, f2_x_minus_f1_over_x3
 
@@ -221,7 +221,7 @@ class FrictionPotential:
         vertices, nv, T, gamma, s, u = self._prepare(fc, u)
         if len(vertices) == 0:
             return 0.0
-        with numba_threads(threads_for(len(vertices))):  # small sets: one thread (see broad_phase.threads)
+        with numba_threads(threads_for(len(vertices))):  # small sets: one thread (see runtime.threads)
             return float(_value_kernel(vertices, nv, T, gamma, s, self.eps_u, u))
 
     def gradient(self, fc: FrictionCollisions, u) -> np.ndarray:
