@@ -102,3 +102,27 @@ def test_cage_around_a_closed_triangle_surface(teddy):
     assert rep.n_vertices > 10 and np.all(tet_signed_volumes(cv, ct) > 0)
     jmap, report = embed_points(v[np.unique(faces)], cv, ct)
     np.testing.assert_allclose(jmap.apply(cv), v[np.unique(faces)], rtol=0, atol=1e-12 * np.abs(v).max())
+
+
+def test_long_prism_tets_and_one_huge_tet_locate_as_brute_force():
+    """The candidate grid (``TetGrid``, cells of the median box size) on tets far from round: a FinRay cage of
+    1.2 mm triangles extruded 20 mm (the plate-rack demo's), points inside, on its nodes and just outside; then a
+    mesh with one tet 1000 times larger than the rest (the grid coarsens its cells)."""
+    from ipcsim.geometry.embedding import TetLocator
+    from ipcsim.geometry.finray import finray_cage
+
+    cv, ct = finray_cage(resolution=0.0012, layers=1, rib_angle=np.radians(-15.0))
+    rng = np.random.default_rng(3)
+    inner = np.einsum("kc,kcd->kd", rng.dirichlet(np.ones(4), 300), cv[ct[rng.integers(0, len(ct), 300)]])
+    points = np.concatenate([inner, cv[::7], cv[::11] + rng.normal(scale=1e-4, size=(len(cv[::11]), 3))])
+    tet, w, dist, _ = TetLocator(cv, ct).locate(points)
+    expected, _ = _containing(points, cv, ct, tol=1e-10)
+    inside = expected >= 0
+    np.testing.assert_array_equal(tet[inside], expected[inside])
+    assert np.all(dist[inside] == 0) and np.all(dist[~inside] > 0) and np.count_nonzero(~inside) > 0
+    v, t = box_tet_mesh((1.0, 1.0, 1.0), (4, 4, 4))
+    big = np.array([[-1000.0, -1000.0, -1000.0], [3000.0, 0.0, 0.0], [0.0, 3000.0, 0.0], [0.0, 0.0, 3000.0]]) - 5.0
+    v2, t2 = np.vstack([v, big]), np.vstack([t, [[len(v), len(v) + 1, len(v) + 2, len(v) + 3]]])
+    pts = np.concatenate([rng.random((200, 3)), rng.random((50, 3)) * 50.0])
+    tet2, _, _, _ = TetLocator(v2, t2).locate(pts)
+    np.testing.assert_array_equal(tet2, _containing(pts, v2, t2, tol=1e-10)[0])

@@ -10,8 +10,8 @@ from stress_oracle import UpdateChecker, check_frame, ipctk_mesh
 
 from ipcsim.demos.plate_rack import PlateRackParameters, build_plate_rack, in_slot, plate_pose, plate_rack
 from ipcsim.geometry.trajectory import read_trajectory_csv
-from ipcsim.demos.plate_rack_scene import (DHAT, OFFSET, SLOT, TRAJECTORIES, format_csv, plate_section, scene_geometry,
-                                     trajectory_path, trajectory_rows, waypoints)
+from ipcsim.demos.plate_rack_scene import (DHAT, OFFSET, SAMPLE_RATE, SLOT, TRAJECTORIES, format_csv, plate_section,
+                                           scene_geometry, trajectory_path, trajectory_rows, waypoints)
 from ipcsim.solvers.validation import validate_updates
 
 
@@ -65,39 +65,74 @@ def test_fingers_start_clear_of_everything():
         assert d > 10 * DHAT
 
 
-def _run(kind: str, check_updates: bool = True):
-    """Run the demo's scene (the whole trajectory) with the checks on: each frame written by the demo (every
-    0.02 s) through ipctk (``check_frame``: intersections, half spaces, NaN), each Newton update through
-    ``UpdateChecker`` when check_updates. Returns (model, final x, geometry, checker, frame problems, most tets
-    with det F <= 0 after any step, unconverged steps)."""
-    params = PlateRackParameters(trajectory=kind)
-    sim, _ = plate_rack(params)
-    _, _, geo = build_plate_rack(params)
-    model, state = sim.model, sim.state
-    tk = ipctk_mesh(model.collision_mesh)
-    checker = UpdateChecker()
+#: [s] the two trajectories are the same until the carry starts (2.0 s, ``waypoints()[4]``; checked above): the
+#: runs share their steps up to here (a step is a function of its input state alone: a run continued from a
+#: state equals an uninterrupted one), computed once with every check on
+BRANCH_TIME = 1.95
+
+
+def _advance(sim, tk, state, steps, checker=None):
+    """Step sim from state through the step numbers steps (k: the step ending at k dt) with the checks on: each
+    frame written by the demo (every 0.02 s) through ipctk (``check_frame``: intersections, half spaces, NaN),
+    each Newton update through checker (an ``UpdateChecker``) unless None. Returns (state, frame problems, most
+    tets with det F <= 0 after any step, unconverged steps)."""
+    model = sim.model
     problems, inverted, unconverged = [], 0, 0
-    with validate_updates(checker if check_updates else (lambda mesh, xs0, xs1: None)):
-        for k in range(1, int(round(params.end_time / params.dt)) + 1):
+    with validate_updates(checker if checker is not None else (lambda mesh, xs0, xs1: None)):
+        for k in steps:
             new = state.copy()
-            st = sim.solver.step(state, new, None, params.dt)
+            st = sim.solver.step(state, new, None, sim.dt)
             state = new
             if k % sim.output["every"] == 0:
                 problems += [f"step {k}: {p}" for p in check_frame(model, tk, state.x)]
             j = sim.solver.elastic.volume_ratios(state.x)
             inverted = max(inverted, int(np.count_nonzero(j <= 0.0)))
             unconverged += not st.converged
-    return model, state.x, geo, checker, problems, inverted, unconverged
+    return state, problems, inverted, unconverged
 
 
 @pytest.fixture(scope="module")
-def clean_run():
-    return _run("clean")
+def shared_start():
+    """The steps both trajectories share (to ``BRANCH_TIME``: descend, close on the rim, start the lift), run once
+    on the clean scene with every check on, Newton updates CCD-checked included. Returns (clean simulation, state,
+    branch step, checker, frame problems, inverted, unconverged)."""
+    clean, offset = trajectory_rows("clean"), trajectory_rows("offset")
+    shared = clean[:, 0] <= BRANCH_TIME + 2.0 / SAMPLE_RATE  # the samples the shared steps interpolate
+    assert np.array_equal(clean[shared], offset[shared]) and BRANCH_TIME < waypoints()[4][0]
+    params = PlateRackParameters(trajectory="clean")
+    sim, _ = plate_rack(params)
+    tk = ipctk_mesh(sim.model.collision_mesh)
+    checker = UpdateChecker()
+    branch = int(round(BRANCH_TIME / params.dt))
+    state, problems, inverted, unconverged = _advance(sim, tk, sim.state, range(1, branch + 1), checker)
+    return sim, state, branch, checker, problems, inverted, unconverged
+
+
+def _run(kind: str, start, check_updates: bool = True):
+    """Run the demo's scene (the whole trajectory) with the checks on (``_advance``), from the shared start (its
+    checks counted in; the clean run goes on with the shared start's simulation, the offset one with its own,
+    whose first step warns that the held plate starts within dhat of the fingers): each Newton update through the
+    shared start's ``UpdateChecker`` when check_updates. Returns (model, final x, geometry, checker, frame
+    problems, most tets with det F <= 0 after any step, unconverged steps)."""
+    sim, state, branch, checker, problems, inverted, unconverged = start
+    params = PlateRackParameters(trajectory=kind)
+    if kind != "clean":
+        sim, _ = plate_rack(params)
+    _, _, geo = build_plate_rack(params)
+    tk = ipctk_mesh(sim.model.collision_mesh)
+    n = int(round(params.end_time / params.dt))
+    state, more, inv, unc = _advance(sim, tk, state, range(branch + 1, n + 1), checker if check_updates else None)
+    return (sim.model, state.x, geo, checker, problems + more, max(inverted, inv), unconverged + unc)
+
+
+@pytest.fixture(scope="module")
+def clean_run(shared_start):
+    return _run("clean", shared_start)
 
 
 def test_clean_placement_is_intersection_free_and_ends_in_the_slot(clean_run):
-    """The whole clean trajectory (560 steps; the longest test here: minutes): every update and frame
-    intersection-free, no finger tet inverted, the plate standing in its slot at the end."""
+    """The whole clean trajectory (600 steps, the first 195 shared with the offset run: minutes): every update and
+    frame intersection-free, no finger tet inverted, the plate standing in its slot at the end."""
     model, x, geo, checker, problems, inverted, unconverged = clean_run
     assert checker.updates > 0 and checker.failures == []
     assert problems == []
@@ -106,11 +141,11 @@ def test_clean_placement_is_intersection_free_and_ends_in_the_slot(clean_run):
     assert in_slot(geo, centre, tilt), f"plate centre {centre} m, tilt {tilt:.1f} deg; slot box {geo.slot_box}"
 
 
-def test_offset_placement_ends_in_the_rack():
+def test_offset_placement_ends_in_the_rack(shared_start):
     """The offset trajectory (rim onto the +x divider's wires): frames intersection-free, and the plate ends in
     the rack (its centre over the rack's footprint, below the wires' top plus a plate radius); the message says
-    where it went otherwise. Newton updates are not CCD-checked here (the clean run does that)."""
-    model, x, geo, _, problems, inverted, _ = _run("offset", check_updates=False)
+    where it went otherwise. Newton updates are not CCD-checked after the shared start (the clean run does that)."""
+    model, x, geo, _, problems, inverted, _ = _run("offset", shared_start, check_updates=False)
     assert problems == [] and inverted == 0
     centre, tilt = plate_pose(model, x)
     rack = geo.rack.vertices + geo.rack_translation
