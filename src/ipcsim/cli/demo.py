@@ -67,14 +67,17 @@ def declared() -> _Declared:
     return _DECLARED[0]
 
 
-def add_parser(sub, debug) -> None:
+def add_parser(sub, debug, with_demo_options: bool = True) -> None:
+    """The ``demo`` sub-command; with_demo_options False (another command is run): without the options the demo
+    modules declare, so that parsing another command imports none of them."""
     demo = sub.add_parser("demo", parents=[debug], help="run a built-in scene",
                           description="Run a built-in scene (renders a preview unless --no-render).")
     demo.add_argument("name", nargs="?", metavar="NAME", help="demo name (default two-cubes; see --list)")
     demo.add_argument("--list", action="store_true", help="list the demos and exit")
     simulate_arguments(demo, "./ipcsim-out/<name>")
     demo.add_argument("--no-render", action="store_true", help="skip the preview")
-    declared().add_to(demo)
+    if with_demo_options:
+        declared().add_to(demo)
     demo.set_defaults(func=command)
 
 
