@@ -95,6 +95,17 @@ def test_bisections_stop_after_trials_that_do_not_lower_the_energy(monkeypatch):
     assert backtrack(_along(_behind)[0], 0.09, 1.0).trials == 2 + line_search.LINE_SEARCH_REFINEMENTS
 
 
+def test_with_the_slope_no_bisection_of_round_off(monkeypatch):
+    """A rejection by 1e-14 of |E| = 1 (below REFINE_ABOVE_ROUNDOFF) is round-off, even though the accepted trial
+    decreased E by more than the slope predicts (which alone would call for bisections)."""
+    def f(a):
+        return 1.0 + 1e-14 if a > 0.6 else 1.0 - 1e-14
+    evaluate, trials = _along(f)
+    assert backtrack(evaluate, 1.0, 1.0, slope=-1e-14).trials == 2 and trials == [1.0, 0.5]
+    monkeypatch.setattr(line_search, "REFINE_ABOVE_ROUNDOFF", 0.0)  # the floor off: bisections
+    assert backtrack(_along(f)[0], 1.0, 1.0, slope=-1e-14).trials == 2 + REFINE_PATIENCE
+
+
 def _mild(a):
     """(alpha - 0.8)^2 with a step of +1 past 0.9: the full step is rejected by a rise of 0.4 only."""
     return (a - 0.8) ** 2 + (1.0 if a > 0.9 else 0.0)
