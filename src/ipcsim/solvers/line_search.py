@@ -7,15 +7,22 @@ s moves on straight lines), a step q + alpha p is taken in two stages (001 §3):
 1. the step bound alpha_max: one trajectory broad phase over (J q, J (q + p)) (boxes inflated by dhat / 2) and
    additive CCD on its candidates (``collision_free_bound``); callers may lower it further (the inversion bound);
 2. ``backtrack``: halving from alpha_max until the energy E(q + alpha p) is at most E(q), then, when a trial was
-   rejected, ``LINE_SEARCH_REFINEMENTS`` bisections of the bracket [accepted, rejected] that keep the lowest
-   energy. Every trial reuses the trajectory candidates of stage 1 (exact along the segment).
+   rejected and the model says the minimum lies past the accepted trial, up to ``LINE_SEARCH_REFINEMENTS``
+   bisections of the bracket [accepted, rejected] that keep the lowest energy (stopping after
+   ``REFINE_PATIENCE`` misses in a row). Every trial reuses the trajectory candidates of stage 1 (exact along
+   the segment).
 
 Why the refinement: a contact that is farther than dhat at q is not in the Newton (or global-step) model, so p
 drives the body through it; the first trial lands deep in the barrier and is rejected, and halving stops just
 short of dhat, where the next model again sees no barrier. Each iteration then closes only part of the gap
 (measured: a stiff cube thrown on the ground took 17 Newton iterations in its impact step, 7 with the
 refinement). The bisections bring the step into the barrier layer near the minimum along p, so the next model
-contains the contact. They cost energy evaluations only.
+contains the contact. They cost energy evaluations only, and run only where the parabola through E(q), the slope
+grad E . p and the accepted trial has its minimum past the accepted step (``minimum_past``): every quantity a
+difference of energies or a derivative, so a translation of the scene (which adds a constant to E through the
+gravity work) changes no decision above round-off. Teddy grasp (paper set-up, low, h = 0.02 s, warm start): 863 ->
+595 energy evaluations over 200 steps: of the 63 searches with a rejection, 61 bisected before (366 evaluations,
+8 of them finding a lower point), 27 now (97 evaluations, 7 finding one); the same 2.51 Newton iterations per step.
 """
 from __future__ import annotations
 
