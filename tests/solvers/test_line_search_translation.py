@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipcsim.geometry.voxel_cage import box_tet_mesh
-from ipcsim.model import ModelBuilder, State
-from ipcsim.solvers.implicit_euler import ContactParameters, FrictionParameters, ImplicitEulerSolver
+from ipcsim import ContactParameters, FrictionParameters, ImplicitEulerSolver, ModelBuilder, State, box_tet_mesh
 
 LIFT = 10.0  # [m] along -gravity (y)
 
