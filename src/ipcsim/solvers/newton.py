@@ -501,7 +501,8 @@ class NewtonSolver:
         return out
 
     def _direction(self, potential, ev, x, setup, free, stats):
-        """The Newton direction p (n, 3) [m] at x and whether the prescribed nodes have arrived."""
+        """The Newton direction p (n, 3) [m] at x, whether the prescribed nodes have arrived and the slope
+        grad E . p [J] (E's derivative along p at alpha = 0, for ``line_search.backtrack``)."""
         grad, hess, t_contact = potential.gradient_hessian(ev)
         stats.time_contact += t_contact
         t0 = time.perf_counter()
@@ -517,7 +518,7 @@ class NewtonSolver:
             if not np.all(np.isfinite(p)):
                 raise ValueError("Newton system is singular (non-finite search direction)")
         stats.time_linear_solve += time.perf_counter() - t0
-        return p.reshape(-1, 3), arrived
+        return p.reshape(-1, 3), arrived, float(grad @ p)
 
     def _newton(self, potential: IncrementalPotential, x, setup: _StepSetup, h: float, stats: StepStats,
                 candidates=None):
@@ -536,7 +537,7 @@ class NewtonSolver:
         stats.converged = False
         started_converged = False
         for it in range(self.max_newton_iterations):
-            p, arrived = self._direction(potential, ev, x, setup, free, stats)
+            p, arrived, slope = self._direction(potential, ev, x, setup, free, stats)
             stats.newton_iterations += 1
             # IPC's criterion; but the first direction is always taken, else a body whose per-step velocity
             # change is below tol (g h < tol * bbox at small h) would never leave rest
@@ -553,7 +554,7 @@ class NewtonSolver:
             stats.time_ccd += time.perf_counter() - t0
             t0 = time.perf_counter()
             if arrived:
-                ev, e_new, alpha = self._line_search(potential, x, p, alpha, e, candidates, stats)
+                ev, e_new, alpha = self._line_search(potential, x, p, alpha, e, slope, candidates, stats)
                 x = ev.x
             else:
                 stats.prescribed_iterations += 1
@@ -574,14 +575,14 @@ class NewtonSolver:
                 break         # would repeat this one; the step ends unconverged
         return x, e, ev, started_converged
 
-    def _line_search(self, potential, x, p, alpha, e, candidates, stats):
-        """``line_search.backtrack`` from the CCD/inversion bound alpha on the energy e at x (bisections:
-        this module's ``LINE_SEARCH_REFINEMENTS``). Returns (evaluation, energy, alpha)."""
+    def _line_search(self, potential, x, p, alpha, e, slope, candidates, stats):
+        """``line_search.backtrack`` from the CCD/inversion bound alpha on the energy e at x, slope grad E . p
+        (bisections: this module's ``LINE_SEARCH_REFINEMENTS``). Returns (evaluation, energy, alpha)."""
         def evaluate(a):
             ev = potential.evaluation(x + a * p, candidates)
             return ev, potential.energy(ev)
 
-        found = backtrack(evaluate, e, alpha, LINE_SEARCH_REFINEMENTS)
+        found = backtrack(evaluate, e, alpha, LINE_SEARCH_REFINEMENTS, slope=slope)
         stats.line_search_steps += found.trials
         return found.point, found.energy, found.alpha
 
