@@ -18,7 +18,7 @@ DEFAULTS = {
     "gravity": [0.0, -9.81, 0.0],
     "contact": {"kappa": None, "convergent": True},
     "friction": {"mu": 0.0, "lagging_iterations": 1},
-    "solver": {"tol": 1e-2, "max_newton_iterations": 1000, "linear_solver": "auto"},
+    "solver": {"tol": 1e-2, "max_newton_iterations": 1000, "linear_solver": "auto", "warm_start": False},
     "output": {"every": 1, "volume": False, "render": False, "checkpoint_every": 10},
     "transform": {"scale": 1.0, "rotation": [0.0, 0.0, 0.0], "translation": [0.0, 0.0, 0.0]},
     "material": {"model": "NH", "density": 1000.0, "youngs_modulus": 1e5, "poisson_ratio": 0.4},

@@ -360,7 +360,7 @@ def _make_solver(model, data: dict, error):
     friction = friction if friction.enabled else None
     kwargs = dict(tol=float(s["tol"]), max_newton_iterations=int(s["max_newton_iterations"]),
                   linear_backend=s["linear_solver"], friction=friction,
-                  quasi_static=integ["type"] == "quasi_static")
+                  quasi_static=integ["type"] == "quasi_static", warm_start=bool(s["warm_start"]))
     if integ["type"] == "newmark":
         kwargs.update(integrator="newmark", newmark_beta=float(integ["beta"]), newmark_gamma=float(integ["gamma"]))
     if integ["damping_ratio"] != 0:

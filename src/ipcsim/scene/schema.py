@@ -207,7 +207,7 @@ SCHEMA: dict = {
                           "lagging_iterations": _integer(0), "pairs": _array(FRICTION_PAIR, what="friction pairs")},
                          (), _one_of_keys("eps_v", "eps_v_relative", False)),
         "solver": _obj({"tol": POSITIVE, "max_newton_iterations": _integer(1),
-                        "linear_solver": {"enum": list(LINEAR_SOLVERS)}}),
+                        "linear_solver": {"enum": list(LINEAR_SOLVERS)}, "warm_start": BOOL}),
         "bodies": _array(BODY, what="bodies", min_items=1),
         "obstacles": _array(OBSTACLE, what="obstacles"),
         "half_spaces": _array(HALF_SPACE, what="half spaces"),
