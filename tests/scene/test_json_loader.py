@@ -38,7 +38,7 @@ def test_defaults_are_filled():
     assert d["time"] == {"end": 5.0, "dt": 0.025}
     assert d["gravity"] == [0.0, -9.81, 0.0]
     assert d["integrator"] == {"type": "implicit_euler", "damping_ratio": 0.0}
-    assert d["solver"] == {"tol": 1e-2, "max_newton_iterations": 1000, "linear_solver": "auto"}
+    assert d["solver"] == {"tol": 1e-2, "max_newton_iterations": 1000, "linear_solver": "auto", "warm_start": False}
     assert d["output"] == {"every": 1, "volume": False, "render": False, "checkpoint_every": 10}
     assert d["obstacles"] == [] and d["half_spaces"] == []
     b = d["bodies"][0]
