@@ -24,12 +24,13 @@ def two_ring_cylinder(radius, length, n=24):
     length x (2 pi radius / n) slivers: (vertices (2 n + 2, 3) [m], faces (4 n, 3))."""
     a = 2.0 * np.pi * np.arange(n) / n
     ring = np.column_stack([radius * np.cos(a), radius * np.sin(a)])
-    v = np.concatenate([np.column_stack([ring, np.full(n, -length / 2)]), np.column_stack([ring, np.full(n, length / 2)]),
-                        [[0.0, 0.0, -length / 2], [0.0, 0.0, length / 2]]])
+    v = np.concatenate([np.column_stack([ring, np.full(n, -length / 2)]),
+                        np.column_stack([ring, np.full(n, length / 2)]), [[0.0, 0.0, -length / 2], [0.0, 0.0, length / 2]]])
     i = np.arange(n)
     j = (i + 1) % n
     return v, np.concatenate([np.column_stack([i, j, n + j]), np.column_stack([i, n + j, n + i]),
-                              np.column_stack([np.full(n, 2 * n), j, i]), np.column_stack([np.full(n, 2 * n + 1), n + i, n + j])])
+                              np.column_stack([np.full(n, 2 * n), j, i]),
+                              np.column_stack([np.full(n, 2 * n + 1), n + i, n + j])])
 
 
 def fine_sheet(gap, dy=0.24e-3, dz=0.8e-3, ny=5, nz=21):
