@@ -25,7 +25,8 @@ def two_ring_cylinder(radius, length, n=24):
     a = 2.0 * np.pi * np.arange(n) / n
     ring = np.column_stack([radius * np.cos(a), radius * np.sin(a)])
     v = np.concatenate([np.column_stack([ring, np.full(n, -length / 2)]),
-                        np.column_stack([ring, np.full(n, length / 2)]), [[0.0, 0.0, -length / 2], [0.0, 0.0, length / 2]]])
+                        np.column_stack([ring, np.full(n, length / 2)]),
+                        [[0.0, 0.0, -length / 2], [0.0, 0.0, length / 2]]])
     i = np.arange(n)
     j = (i + 1) % n
     return v, np.concatenate([np.column_stack([i, j, n + j]), np.column_stack([i, n + j, n + i]),

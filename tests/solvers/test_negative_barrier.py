@@ -19,7 +19,8 @@ def _two_ring_cylinder(n=24):
     a = 2.0 * np.pi * np.arange(n) / n
     ring = np.column_stack([RADIUS * np.cos(a), RADIUS * np.sin(a)])
     v = np.concatenate([np.column_stack([ring, np.full(n, -LENGTH / 2)]),
-                        np.column_stack([ring, np.full(n, LENGTH / 2)]), [[0.0, 0.0, -LENGTH / 2], [0.0, 0.0, LENGTH / 2]]])
+                        np.column_stack([ring, np.full(n, LENGTH / 2)]),
+                        [[0.0, 0.0, -LENGTH / 2], [0.0, 0.0, LENGTH / 2]]])
     i = np.arange(n)
     j = (i + 1) % n
     return v, np.concatenate([np.column_stack([i, j, n + j]), np.column_stack([i, n + j, n + i]),
