@@ -35,7 +35,7 @@ from ..scene.simulation import Simulation
 STATS_COLUMNS = ("step", "time", "newton_iterations", "line_search_steps", "n_contacts", "min_distance", "kappa",
                  "wall_seconds", "energy", "time_contact", "time_linear_solve", "time_ccd", "time_line_search",
                  "time_other", "converged", "n_friction", "lagging_iterations", "prescribed_iterations", "n_inverted",
-                 "min_volume_ratio")
+                 "min_volume_ratio", "barrier_energy")
 #: forces.csv: per step and collision body (``name`` from ``Simulation.body_names`` then ``obstacle_names``), the
 #: contact force (barrier, half spaces included) and the friction force on it [N] at the end of the step
 FORCES_COLUMNS = ("step", "time", "body", "name", "contact_x", "contact_y", "contact_z", "friction_x", "friction_y",

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..contact.barrier_potential import barrier_potential_gradient
+from ..contact.barrier_potential import barrier_potential, barrier_potential_gradient
+from ..contact.barrier_sign import warn_negative_barrier
 from ..contact.broad_phase import build_candidates
 from ..contact.collisions import build_collisions
 from ..contact.formulation import BarrierFormulation
@@ -89,7 +90,9 @@ class StepStats:
     bodies, then the obstacles) the contact force [b, 0] and the friction force [b, 1] on it at the end of the
     step (``NewtonSolver.body_forces``; half spaces are no collision body: their push is in the body's row);
     n_inverted: tets with det F <= 0 at the end of the step (all bodies, "prevent" or not); min_volume_ratio:
-    the smallest det F (current over rest volume) of any tet at the end (inf without tets).
+    the smallest det F (current over rest volume) of any tet at the end (inf without tets); barrier_energy [J]:
+    kappa B at the end of the step (not weighted by h^2; negative only through the improved max approximator,
+    ``contact.barrier_sign``, which then warns once per solver).
     """
 
     newton_iterations: int = 0
@@ -111,6 +114,7 @@ class StepStats:
     body_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)))
     n_inverted: int = 0
     min_volume_ratio: float = math.inf
+    barrier_energy: float = 0.0
 
 
 @dataclass
@@ -208,6 +212,7 @@ class NewtonSolver:
         self._last_ordering = (None, None)  # (free mask object, its ordering) of the last ``_ordering_for``
         self._mu_tables = None  # friction coefficients between collision bodies and of planes (``_friction_term``)
         self._own = None  # (all nodes?, ids of the nodes not carrying a fine surface) (``_increment``), on first use
+        self.warned_negative_barrier = False  # ``contact.barrier_sign``: once per solver
 
     def _increment(self, p: np.ndarray, jp: np.ndarray | None = None) -> float:
         """||p||_inf [m] of the stopping rule, measured where the bodies are: a node's own displacement for
@@ -471,7 +476,13 @@ class NewtonSolver:
             stats.min_distance = math.sqrt(minimum_distance_squared(coll, m.collision_mesh, xs))
         t0 = time.perf_counter()
         stats.body_forces = self.body_forces(xs, coll, fric)
+        if len(coll):
+            stats.barrier_energy = barrier_potential(coll, m.collision_mesh, xs, stiffness=self.kappa,
+                                                     **self.contact.formulation.potential_args)
         stats.time_contact += time.perf_counter() - t0
+        if not self.warned_negative_barrier:
+            self.warned_negative_barrier = warn_negative_barrier(stats.barrier_energy, self.contact.formulation,
+                                                                 f"t = {float(state_in.t) + h:.6g} s: ")
         stats.energy = e
         stats.n_inverted, stats.min_volume_ratio = self.elastic.inversion_stats(x)
         v, a = self.integrator.update(state_in.x, state_in.v, state_in.a, x, setup.q_hat, h, setup.prescribed)

@@ -1,0 +1,70 @@
+"""The solver records kappa B per step (StepStats.barrier_energy) and warns once when it is negative
+(``contact.barrier_sign``; docs/contact.md, "A negative barrier potential")."""
+import warnings
+
+import numpy as np
+import pytest
+
+from ipcsim.contact.barrier_sign import NegativeBarrierWarning
+from ipcsim.model import ModelBuilder, box_tet_mesh
+from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver, make_solver
+
+pytestmark = pytest.mark.filterwarnings("ignore::ipcsim.model.sanity.SanityWarning")  # bodies start within dhat
+
+RADIUS, LENGTH = 5e-3, 20e-3
+
+
+def _two_ring_cylinder(n=24):
+    """The old FinRay pusher's shape: a closed cylinder along z with only its end rings (20 x 1.3 mm slivers)."""
+    a = 2.0 * np.pi * np.arange(n) / n
+    ring = np.column_stack([RADIUS * np.cos(a), RADIUS * np.sin(a)])
+    v = np.concatenate([np.column_stack([ring, np.full(n, -LENGTH / 2)]),
+                        np.column_stack([ring, np.full(n, LENGTH / 2)]),
+                        [[0.0, 0.0, -LENGTH / 2], [0.0, 0.0, LENGTH / 2]]])
+    i = np.arange(n)
+    j = (i + 1) % n
+    return v, np.concatenate([np.column_stack([i, j, n + j]), np.column_stack([i, n + j, n + i]),
+                              np.column_stack([np.full(n, 2 * n), j, i]),
+                              np.column_stack([np.full(n, 2 * n + 1), n + i, n + j])])
+
+
+def _steps(model, state, solver, n):
+    """(stats of each step, the NegativeBarrierWarnings raised)."""
+    out = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(n):
+            new = state.copy()
+            out.append(solver.step(state, new, None, 1.0 if solver.quasi_static else 0.01))
+            state = new
+    return out, [w for w in caught if issubclass(w.category, NegativeBarrierWarning)]
+
+
+def test_fine_slab_under_a_sliver_pusher_warns_once():
+    """A 0.5 mm slab (cells 0.24 x 0.8 mm on its face) clamped below a static two-ring cylinder whose long edge
+    is 0.1 mm above it: Newton follows the negative potential into contact."""
+    v, t = box_tet_mesh((0.5e-3, 1.2e-3, 16e-3), (1, 5, 20))
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    body = b.add_body(v - [0.0, 0.6e-3, 8e-3], t, fixed=v[:, 0] < 1e-9, youngs_modulus=1e6, poisson_ratio=0.4)
+    b.set_self_contact(body, False)
+    b.add_obstacle(*_two_ring_cylinder(), translation=(0.5e-3 + 1e-4 + RADIUS, 0.0, 0.0))
+    model, state = b.finalize()
+    solver = make_solver(model, ContactParameters(dhat=1e-3), quasi_static=True, tol=1e-3)
+    stats, warned = _steps(model, state, solver, 2)
+    # measured: kappa B -0.463 J after both steps, min distance 7.4e-8 m, 173 Newton iterations in the first
+    assert stats[0].barrier_energy < 0.0 and stats[1].barrier_energy < 0.0
+    assert stats[0].min_distance < 1e-6
+    assert len(warned) == 1 and "sliver faces" in str(warned[0].message)
+
+
+def test_cube_on_an_obstacle_does_not_warn():
+    """A normal contact: a 10 cm cube settling on a static obstacle box (tests/solvers/test_body_forces.py)."""
+    v, t = box_tet_mesh((0.1, 0.1, 0.1), (2, 2, 2))
+    b = ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_body(v, t, translation=(0.0, 0.1005, 0.0), youngs_modulus=1e6, poisson_ratio=0.3)
+    b.add_obstacle(*box_tet_mesh((0.3, 0.1, 0.3), (1, 1, 1)), translation=(-0.1, 0.0, -0.1))
+    model, state = b.finalize()
+    solver = ImplicitEulerSolver(model, ContactParameters(dhat=1e-3, kappa=1e6), tol=1e-4)
+    stats, warned = _steps(model, state, solver, 10)
+    # measured: kappa B +3.6e-5 J at the first step, +1.87e-5 J at the tenth (26 stencils)
+    assert all(s.barrier_energy > 0.0 for s in stats) and not warned
