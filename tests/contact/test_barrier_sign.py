@@ -14,24 +14,11 @@ from ipcsim.contact.formulation import BarrierFormulation
 from ipcsim.geometry.collision_mesh import CollisionMesh
 from ipcsim.scene.finray_push import cylinder_surface
 
+from _sliver_pusher import two_ring_cylinder
+
 DHAT = 1e-3
 KAPPA = 2.6e6  # the FinRay finger's: 0.1 x TPU's Young's modulus [Pa]
 RADIUS, LENGTH = 5e-3, 20e-3
-
-
-def two_ring_cylinder(radius, length, n=24):
-    """The old FinRay pusher: a closed cylinder along z with only its two end rings, so its side faces are
-    length x (2 pi radius / n) slivers: (vertices (2 n + 2, 3) [m], faces (4 n, 3))."""
-    a = 2.0 * np.pi * np.arange(n) / n
-    ring = np.column_stack([radius * np.cos(a), radius * np.sin(a)])
-    v = np.concatenate([np.column_stack([ring, np.full(n, -length / 2)]),
-                        np.column_stack([ring, np.full(n, length / 2)]),
-                        [[0.0, 0.0, -length / 2], [0.0, 0.0, length / 2]]])
-    i = np.arange(n)
-    j = (i + 1) % n
-    return v, np.concatenate([np.column_stack([i, j, n + j]), np.column_stack([i, n + j, n + i]),
-                              np.column_stack([np.full(n, 2 * n), j, i]),
-                              np.column_stack([np.full(n, 2 * n + 1), n + i, n + j])])
 
 
 def fine_sheet(gap, dy=0.24e-3, dz=0.8e-3, ny=5, nz=21):

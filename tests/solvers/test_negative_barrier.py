@@ -9,23 +9,11 @@ from ipcsim.contact.barrier_sign import NegativeBarrierWarning
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.solvers.integrator_solvers import ContactParameters, ImplicitEulerSolver, make_solver
 
+from _sliver_pusher import two_ring_cylinder
+
 pytestmark = pytest.mark.filterwarnings("ignore::ipcsim.model.sanity.SanityWarning")  # bodies start within dhat
 
 RADIUS, LENGTH = 5e-3, 20e-3
-
-
-def _two_ring_cylinder(n=24):
-    """The old FinRay pusher's shape: a closed cylinder along z with only its end rings (20 x 1.3 mm slivers)."""
-    a = 2.0 * np.pi * np.arange(n) / n
-    ring = np.column_stack([RADIUS * np.cos(a), RADIUS * np.sin(a)])
-    v = np.concatenate([np.column_stack([ring, np.full(n, -LENGTH / 2)]),
-                        np.column_stack([ring, np.full(n, LENGTH / 2)]),
-                        [[0.0, 0.0, -LENGTH / 2], [0.0, 0.0, LENGTH / 2]]])
-    i = np.arange(n)
-    j = (i + 1) % n
-    return v, np.concatenate([np.column_stack([i, j, n + j]), np.column_stack([i, n + j, n + i]),
-                              np.column_stack([np.full(n, 2 * n), j, i]),
-                              np.column_stack([np.full(n, 2 * n + 1), n + i, n + j])])
 
 
 def _steps(model, state, solver, n):
@@ -47,7 +35,7 @@ def test_fine_slab_under_a_sliver_pusher_warns_once():
     b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
     body = b.add_body(v - [0.0, 0.6e-3, 8e-3], t, fixed=v[:, 0] < 1e-9, youngs_modulus=1e6, poisson_ratio=0.4)
     b.set_self_contact(body, False)
-    b.add_obstacle(*_two_ring_cylinder(), translation=(0.5e-3 + 1e-4 + RADIUS, 0.0, 0.0))
+    b.add_obstacle(*two_ring_cylinder(RADIUS, LENGTH), translation=(0.5e-3 + 1e-4 + RADIUS, 0.0, 0.0))
     model, state = b.finalize()
     solver = make_solver(model, ContactParameters(dhat=1e-3), quasi_static=True, tol=1e-3)
     stats, warned = _steps(model, state, solver, 2)

@@ -56,10 +56,9 @@ def vec(m: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
-def cofactor(f: np.ndarray) -> np.ndarray:
-    """Cofactor matrix (3, 3) of F, = dI3/dF = dJ/dF."""
-    c = np.empty((3, 3))
+@njit(cache=True, inline="always")
+def cofactor_into(f, c) -> float:
+    """c (3, 3) := the cofactor matrix of F (3, 3) (= dI3/dF = dJ/dF; F^-T = c / det F); returns det F."""
     c[0, 0] = f[1, 1] * f[2, 2] - f[1, 2] * f[2, 1]
     c[0, 1] = f[1, 2] * f[2, 0] - f[1, 0] * f[2, 2]
     c[0, 2] = f[1, 0] * f[2, 1] - f[1, 1] * f[2, 0]
@@ -69,6 +68,14 @@ def cofactor(f: np.ndarray) -> np.ndarray:
     c[2, 0] = f[0, 1] * f[1, 2] - f[0, 2] * f[1, 1]
     c[2, 1] = f[0, 2] * f[1, 0] - f[0, 0] * f[1, 2]
     c[2, 2] = f[0, 0] * f[1, 1] - f[0, 1] * f[1, 0]
+    return f[0, 0] * c[0, 0] + f[0, 1] * c[0, 1] + f[0, 2] * c[0, 2]
+
+
+@njit(cache=True)
+def cofactor(f: np.ndarray) -> np.ndarray:
+    """Cofactor matrix (3, 3) of F, = dI3/dF = dJ/dF."""
+    c = np.empty((3, 3))
+    cofactor_into(f, c)
     return c
 
 

@@ -50,7 +50,7 @@ from numba import njit, prange
 
 from ..runtime.threads import cpu_cores, numba_threads
 from ..runtime.jit import twin
-from .kinematics import dfdx, i1_hessian
+from .kinematics import cofactor_into, dfdx, i1_hessian
 from .mat3 import svd3_rv_into
 from .tet_blocks import deformation_gradient_into, shape_gradients_into
 
@@ -107,21 +107,6 @@ NEWTON_MAX_STEPS = 30
 
 
 @njit(cache=True, inline="always")
-def _cofactor_into(x, c) -> float:
-    """c (3, 3) := the cofactor matrix of x (3, 3) (x^-T = c / det x); returns det x."""
-    c[0, 0] = x[1, 1] * x[2, 2] - x[1, 2] * x[2, 1]
-    c[0, 1] = x[1, 2] * x[2, 0] - x[1, 0] * x[2, 2]
-    c[0, 2] = x[1, 0] * x[2, 1] - x[1, 1] * x[2, 0]
-    c[1, 0] = x[0, 2] * x[2, 1] - x[0, 1] * x[2, 2]
-    c[1, 1] = x[0, 0] * x[2, 2] - x[0, 2] * x[2, 0]
-    c[1, 2] = x[0, 1] * x[2, 0] - x[0, 0] * x[2, 1]
-    c[2, 0] = x[0, 1] * x[1, 2] - x[0, 2] * x[1, 1]
-    c[2, 1] = x[0, 2] * x[1, 0] - x[0, 0] * x[1, 2]
-    c[2, 2] = x[0, 0] * x[1, 1] - x[0, 1] * x[1, 0]
-    return x[0, 0] * c[0, 0] + x[0, 1] * c[0, 1] + x[0, 2] * c[0, 2]
-
-
-@njit(cache=True, inline="always")
 def polar_newton_into(m, r, c) -> bool:
     """r (3, 3) := the rotation of the polar decomposition of m (3, 3) by the scaled Newton iteration
     X <- (zeta X + X^-T / zeta) / 2 from X = m / max|m_ij| (Frobenius scaling zeta = (|X^-1| / |X|)^(1/2) while
@@ -140,7 +125,7 @@ def polar_newton_into(m, r, c) -> bool:
             r[i, j] = m[i, j] / scale
     scaled = True
     for it in range(NEWTON_MAX_STEPS):
-        det = _cofactor_into(r, c)
+        det = cofactor_into(r, c)
         if it == 0 and not det > NEWTON_MIN_DET:
             return False
         zeta = 1.0
