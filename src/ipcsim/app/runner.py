@@ -252,6 +252,20 @@ def load_checkpoint(sim: Simulation, opts: RunOptions):
     return state, int(ck["step"]), int(ck["frame"])
 
 
+def _step(sim, state, new, bar):
+    """One solver step from state into new; the warnings it raises (a negative barrier, a bad start) are shown
+    after the progress bar is cleared, so they get a line of their own, then the bar is redrawn."""
+    with warnings.catch_warnings(record=True) as caught:
+        st = sim.solver.step(state, new, None, sim.dt)
+    if caught and bar is not None:
+        bar.clear()
+    for w in caught:
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    if caught and bar is not None:
+        bar.refresh()
+    return st
+
+
 def _progress_bar(opts: RunOptions, n_steps: int, first: int, name: str):
     if not opts.progress:
         return None
@@ -301,7 +315,7 @@ def run(sim: Simulation, opts: RunOptions, scene_data: dict | None = None) -> Ru
         for k in range(first + 1, n_steps + 1):
             t0 = time.perf_counter()
             new = state.copy()
-            st = sim.solver.step(state, new, None, sim.dt)
+            st = _step(sim, state, new, bar)
             state = new
             wall = time.perf_counter() - t0
             if k % opts.every == 0:
