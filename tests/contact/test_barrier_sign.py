@@ -4,6 +4,7 @@ end rings, docs/finray.md). ipctk is the oracle for the value; the guard's messa
 the solver in tests/solvers/test_negative_barrier.py."""
 import dataclasses
 
+import ipctk
 import numpy as np
 import pytest
 
@@ -61,7 +62,6 @@ def test_the_same_cylinder_with_rings_stays_positive():
 
 
 def test_negative_value_matches_ipctk():
-    ipctk = pytest.importorskip("ipctk")
     mesh, x = scene(two_ring_cylinder(RADIUS, LENGTH), 1e-4)
     mesh = dataclasses.replace(mesh, self_contact=None)  # ipctk's default: every pair, the sheet's own included
     cm = ipctk.CollisionMesh(x, mesh.edges.astype(np.int32), mesh.faces.astype(np.int32))

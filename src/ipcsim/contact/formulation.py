@@ -34,3 +34,15 @@ class BarrierFormulation:
     def potential_args(self) -> dict:
         """Keyword arguments of ``barrier_potential*`` and ``friction.FrictionCollisions.build``."""
         return dict(use_physical_barrier=self.physical_barrier)
+
+
+class ConvergentSwitch:
+    """Base of the contact settings that carry one ``convergent`` flag (``ContactParameters``, ``FaceContact``):
+    ``formulation`` is the three switches it stands for."""
+
+    convergent: bool
+
+    @property
+    def formulation(self) -> BarrierFormulation:
+        """The three switches ``convergent`` stands for (``BarrierFormulation.of``)."""
+        return BarrierFormulation.of(self.convergent)

@@ -52,7 +52,7 @@ import scipy.sparse as sp
 from ..contact.barrier_potential import barrier_potential, barrier_potential_gradient, barrier_potential_hessian
 from ..contact.broad_phase import build_candidates
 from ..contact.collisions import build_collisions
-from ..contact.formulation import BarrierFormulation
+from ..contact.formulation import ConvergentSwitch
 from ..contact.intersection import find_intersections
 from ..contact.stiffness import minimum_distance_squared
 from ..energies import shape_targeting as st
@@ -64,7 +64,7 @@ from .regions import collision_aware_vertices, contact_prone_proxy
 
 
 @dataclass
-class FaceContact:
+class FaceContact(ConvergentSwitch):
     """Contact on the proxy. enabled: False gives 000 Table 1's o (no collision handling); dhat [m] (None:
     dhat_rel times the proxy's rest bounding-box diagonal); kappa [Pa] (None: the mean shape-targeting
     stiffness); convergent: the convergent formulation (002) as in ``ContactParameters``."""
@@ -74,11 +74,6 @@ class FaceContact:
     dhat_rel: float = 1e-3
     kappa: float | None = None
     convergent: bool = True
-
-    @property
-    def formulation(self) -> BarrierFormulation:
-        """The three switches ``convergent`` stands for (``contact.formulation``)."""
-        return BarrierFormulation.of(self.convergent)
 
 
 @dataclass

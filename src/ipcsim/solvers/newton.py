@@ -41,7 +41,7 @@ from ..contact.barrier_potential import barrier_potential, barrier_potential_gra
 from ..contact.barrier_sign import warn_negative_barrier
 from ..contact.broad_phase import build_candidates
 from ..contact.collisions import build_collisions
-from ..contact.formulation import BarrierFormulation
+from ..contact.formulation import ConvergentSwitch
 from ..contact.friction import FrictionCollisions, FrictionPotential, increment_effect
 from ..contact.stiffness import minimum_distance_squared, softer_side_stiffness, surface_youngs_modulus
 from ..model import Model, State
@@ -60,7 +60,7 @@ from .warm_start import newton_start
 
 
 @dataclass
-class ContactParameters:
+class ContactParameters(ConvergentSwitch):
     """dhat [m]: barrier activation distance; kappa [Pa]: barrier stiffness, the same for every contact; None:
     per contact, 0.1 x the Young's modulus of its softer side (obstacles and planes are rigid), so a soft body
     touching a stiff one gets the soft body's barrier (docs/contact.md, "Mixed stiffness").
@@ -72,11 +72,6 @@ class ContactParameters:
     dhat: float = 1e-3
     kappa: float | None = None
     convergent: bool = True
-
-    @property
-    def formulation(self) -> BarrierFormulation:
-        """The three switches ``convergent`` stands for (``contact.formulation``)."""
-        return BarrierFormulation.of(self.convergent)
 
 
 @dataclass
