@@ -18,3 +18,25 @@ def test_plate_rack_option_errors(cli):
     assert rc == 2 and err.strip() == "error: demo two-cubes: --trajectory is an option of the plate-rack demo"
     rc, _, err = cli("demo", "plate-rack", "--mode", "low")
     assert rc == 2 and "options of the teddy-grasp demo" in err
+
+
+def test_plate_rack_scene_json_reruns(tmp_path, cli):
+    """``ipcsim run OUT/scene.json`` of a plate-rack run rebuilds the same placement (byte-identical frames), takes
+    --end-time, and a bad key is one error line naming it, with nothing written."""
+    out, again = tmp_path / "pr", tmp_path / "again"
+    rc, _, err = cli("demo", "plate-rack", "--trajectory", "offset", "--end-time", "0.02", "-o", out, "--no-render",
+                     "--quiet")
+    assert rc == 0, err
+    rc, _, err = cli("run", out / "scene.json", "--end-time", "0.04", "-o", again, "--quiet")
+    assert rc == 0, err
+    data = json.loads((again / "scene.json").read_text())
+    assert data["trajectory"] == "offset" and data["time"]["end"] == 0.04
+    assert len(list((again / "frames").glob("surface_*.ply"))) == 3  # t = 0, 0.02, 0.04
+    for k in range(2):
+        name = f"frames/surface_{k:05d}.ply"
+        assert (out / name).read_bytes() == (again / name).read_bytes(), name
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**data, "stiffness": 1}))
+    rc, _, err = cli("run", bad, "-o", tmp_path / "bad-out", "--quiet")
+    assert rc == 2 and err.strip().startswith(f"error: {bad}: plate-rack scene: unknown key 'stiffness'")
+    assert not (tmp_path / "bad-out").exists()

@@ -100,20 +100,37 @@ def command(args) -> int:
     if name == "teddy-grasp":
         return teddy_grasp(args)
     if name == "plate-rack":
-        return _plate_rack(args, module)
+        return plate_rack(args)
     path = demo_path(name)
     sim, data = load_simulation(path, args.end_time, args.dt, args.volume or None, False if args.no_render else None)
     return execute(sim, data, args, f"demo {name}", demo=name)
 
 
-def _plate_rack(args, module) -> int:
-    """``ipcsim demo plate-rack [--trajectory clean|offset] [--dt H] [--end-time T] [--mu MU]``."""
-    sim, data = module.plate_rack(module.parameters_from_arguments(args))
+def plate_rack(args, scene=None) -> int:
+    """``ipcsim demo plate-rack [--trajectory clean|offset] [--dt H] [--end-time T] [--mu MU]``, or ``ipcsim run
+    OUT/scene.json`` of such a run (scene: (its path, its parsed data); then the options)."""
+    from ..demos import plate_rack as demo
+
+    return _built_demo(args, scene, "plate-rack", demo.parameters_from_arguments, demo.plate_rack)
+
+
+def _built_demo(args, scene, name: str, parameters, build) -> int:
+    """Run a demo built in Python from its options, or from an earlier run's OUT/scene.json (scene: (path,
+    parsed data)): parameters(args, data or None) -> its parameters, build(parameters) -> (Simulation, data)."""
+    scene_file = None if scene is None else scene[0]
+    try:
+        p = parameters(args, None if scene is None else scene[1])
+    except (TypeError, ValueError) as exc:
+        if scene is None:
+            raise
+        raise UserError(f"{scene_file}: {exc}") from None
+    sim, data = build(p)
     if args.volume:
         sim.output["volume"] = True
-    if args.no_render:
-        sim.output["render"] = False
-    return execute(sim, data, args, "demo plate-rack", demo="plate-rack")
+    if getattr(args, "no_render", False) or (scene_file is not None and not args.render):
+        sim.output["render"] = False  # ``ipcsim run`` renders only with --render
+    source = f"demo {name}" if scene_file is None else str(scene_file)
+    return execute(sim, data, args, source, demo=name)
 
 
 def teddy_grasp(args, scene=None) -> int:
@@ -122,17 +139,4 @@ def teddy_grasp(args, scene=None) -> int:
     parsed data); then the options)."""
     from ..demos import teddy_grasp as demo
 
-    scene_file = None if scene is None else scene[0]
-    try:
-        p = demo.parameters_from_arguments(args, None if scene is None else scene[1])
-    except (TypeError, ValueError) as exc:
-        if scene is None:
-            raise
-        raise UserError(f"{scene_file}: {exc}") from None
-    sim, data = demo.teddy_grasp(p)
-    if args.volume:
-        sim.output["volume"] = True
-    if getattr(args, "no_render", False) or (scene_file is not None and not args.render):
-        sim.output["render"] = False  # ``ipcsim run`` renders only with --render
-    source = "demo teddy-grasp" if scene_file is None else str(scene_file)
-    return execute(sim, data, args, source, demo="teddy-grasp")
+    return _built_demo(args, scene, "teddy-grasp", demo.parameters_from_arguments, demo.teddy_grasp)

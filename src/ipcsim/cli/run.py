@@ -1,5 +1,6 @@
 """``ipcsim run SCENE``: simulate a scene file: an ipcsim JSON scene, an IPC .txt script, a face scene
-(ipcsim-face/1), or the OUT/scene.json an ``ipcsim demo teddy-grasp`` run wrote (``scene_input`` tells which)."""
+(ipcsim-face/1), or the OUT/scene.json an ``ipcsim demo teddy-grasp`` or ``plate-rack`` run wrote (``scene_input``
+tells which)."""
 from __future__ import annotations
 
 import json
@@ -18,9 +19,9 @@ def add_parser(sub, debug) -> None:
 
 
 def scene_input(path) -> tuple[str, object]:
-    """What ``ipcsim run`` runs from ``path``, decided here only: ("teddy-grasp", parsed data) for the
-    OUT/scene.json of an ``ipcsim demo teddy-grasp`` run (a JSON dict whose "demo" is "teddy-grasp": it holds the
-    demo's parameters), ("face", FaceScene) for a face scene (ipcsim-face/1), ("scene", Scene) for any other
+    """What ``ipcsim run`` runs from ``path``, decided here only: ("teddy-grasp" or "plate-rack", parsed data) for
+    the OUT/scene.json of an ``ipcsim demo teddy-grasp`` or ``plate-rack`` run (a JSON dict whose "demo" names the
+    demo: it holds the demo's parameters), ("face", FaceScene) for a face scene (ipcsim-face/1), ("scene", Scene) for any other
     scene file (the scene loader reports its problems)."""
     from ..face.scene import FaceScene
     from ..scene import load_scene
@@ -31,21 +32,23 @@ def scene_input(path) -> tuple[str, object]:
             data = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             data = None
-        if isinstance(data, dict) and data.get("demo") == "teddy-grasp":
-            return "teddy-grasp", data
+        if isinstance(data, dict) and data.get("demo") in ("teddy-grasp", "plate-rack"):
+            return data["demo"], data
     scene = load_scene(path)
     return ("face" if isinstance(scene, FaceScene) else "scene"), scene
 
 
 def command(args) -> int:
     from .common import build_scene
-    from .demo import teddy_grasp
+    from .demo import plate_rack, teddy_grasp
 
     positive("--dt", args.dt)
     positive("--end-time", args.end_time)
     kind, scene = scene_input(args.scene)
     if kind == "teddy-grasp":
         return teddy_grasp(args, (args.scene, scene))
+    if kind == "plate-rack":
+        return plate_rack(args, (args.scene, scene))
     if kind == "face":
         refuse_options(args, f"{args.scene}: a face scene", ("--dt", "--end-time", "--resume"))
         for key, flag in (("volume", args.volume), ("render", args.render)):

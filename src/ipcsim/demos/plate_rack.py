@@ -161,14 +161,37 @@ def add_arguments(parser) -> None:
                         help=f"friction between the plate, the rack, the stand and the table (default {MU:g})")
 
 
-def parameters_from_arguments(args) -> PlateRackParameters:
-    """The ``PlateRackParameters`` of parsed command-line options (trajectory, mu, dt, end_time); ValueError for a
-    bad one."""
-    p = PlateRackParameters(trajectory=args.trajectory or "clean", end_time=args.end_time)
+def plate_rack_parameters(data: dict) -> PlateRackParameters:
+    """The ``PlateRackParameters`` of a plate-rack run's OUT/scene.json (``plate_rack``'s second value); ValueError
+    naming a bad key."""
+    given = {k: v for k, v in data.items() if k not in ("name", "demo", "time", "output")}
+    time = data.get("time", {})
+    known = set(PlateRackParameters.__dataclass_fields__) - {"end_time", "dt"}
+    unknown = sorted(set(given) - known) + sorted(set(time) - {"end", "dt"})
+    if unknown:
+        raise ValueError(f"plate-rack scene: unknown key {unknown[0]!r} (allowed: time.end, time.dt, "
+                         f"{', '.join(sorted(known))})")
+    if "end" in time:
+        given["end_time"] = float(time["end"])
+    if "dt" in time:
+        given["dt"] = float(time["dt"])
+    return PlateRackParameters(**given)
+
+
+def parameters_from_arguments(args, scene_data: dict | None = None) -> PlateRackParameters:
+    """The ``PlateRackParameters`` of parsed command-line options (trajectory, mu, dt, end_time), or of the
+    OUT/scene.json of an earlier run (``scene_data``) with args' dt and end time; ValueError for a bad one."""
+    if scene_data is None:
+        p = PlateRackParameters(trajectory=args.trajectory or "clean", end_time=args.end_time)
+    else:
+        p = plate_rack_parameters(scene_data)
+        if args.end_time is not None:
+            p.end_time = float(args.end_time)
     if args.dt is not None:
         p.dt = float(args.dt)
-    if args.mu is not None:
-        if not args.mu >= 0:
-            raise ValueError(f"--mu must be >= 0, got {args.mu}")
-        p.mu = float(args.mu)
+    mu = getattr(args, "mu", None)  # a demo option only
+    if mu is not None:
+        if not mu >= 0:
+            raise ValueError(f"--mu must be >= 0, got {mu}")
+        p.mu = float(mu)
     return p
