@@ -24,6 +24,7 @@ from .plate_rack_parts import PLATE_DENSITY, RACK_DENSITY, STIFFNESS
 from .plate_rack_scene import (DHAT, FINGER_DAMPING, TRAJECTORIES, finger_meshes, mount_nodes_local, scene_geometry,
                                trajectory_path)
 from ..scene.simulation import Simulation
+from .scene_parameters import parameters_from_scene
 
 FINGER_MODES = ("embedded", "full")
 #: [1] friction of the plate on the rack's steel wires, the stand and the table (glazed ceramic on steel/wood,
@@ -164,18 +165,7 @@ def add_arguments(parser) -> None:
 def plate_rack_parameters(data: dict) -> PlateRackParameters:
     """The ``PlateRackParameters`` of a plate-rack run's OUT/scene.json (``plate_rack``'s second value); ValueError
     naming a bad key."""
-    given = {k: v for k, v in data.items() if k not in ("name", "demo", "time", "output")}
-    time = data.get("time", {})
-    known = set(PlateRackParameters.__dataclass_fields__) - {"end_time", "dt"}
-    unknown = sorted(set(given) - known) + sorted(set(time) - {"end", "dt"})
-    if unknown:
-        raise ValueError(f"plate-rack scene: unknown key {unknown[0]!r} (allowed: time.end, time.dt, "
-                         f"{', '.join(sorted(known))})")
-    if "end" in time:
-        given["end_time"] = float(time["end"])
-    if "dt" in time:
-        given["dt"] = float(time["dt"])
-    return PlateRackParameters(**given)
+    return parameters_from_scene(PlateRackParameters, data, "plate-rack")
 
 
 def parameters_from_arguments(args, scene_data: dict | None = None) -> PlateRackParameters:

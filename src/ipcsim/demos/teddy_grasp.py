@@ -41,6 +41,7 @@ from ..geometry.shapes import half_ellipsoid_tet_mesh
 from .grasp_paper import drake_grasp_geometry, drake_to_ipcsim, teddy_mesh_path  # noqa: F401 (the grasp's API)
 from ..model import ModelBuilder
 from ..scene.simulation import Simulation
+from .scene_parameters import parameters_from_scene
 
 #: mode -> the teddy's embedding in the paper set-up (None: full space; else a voxel cage with about this many
 #: vertices, ``geometry.voxel_cage.cage_for_vertex_count``). The paper: 173 / 533 and 34 / 61 (vertices / tets);
@@ -192,19 +193,8 @@ def grasp_scene_data(p: GraspParameters, name: str) -> dict:
 
 def grasp_parameters(data: dict) -> GraspParameters:
     """The ``GraspParameters`` of a teddy-grasp scene.json (``grasp_scene_data``); ValueError naming a bad key."""
-    given = {k: v for k, v in data.items() if k not in ("name", "demo", "time", "output")}
-    time = data.get("time", {})
-    known = set(GraspParameters.__dataclass_fields__) - {"end_time", "dt"}
-    unknown = sorted(set(given) - known) + sorted(set(time) - {"end", "dt"})
-    if unknown:
-        raise ValueError(f"teddy-grasp scene: unknown key {unknown[0]!r} (allowed: time.end, time.dt, "
-                         f"{', '.join(sorted(known))})")
-    if "end" in time:
-        given["end_time"] = float(time["end"])
-    if "dt" in time:
-        given["dt"] = float(time["dt"])
-    given.setdefault("setup", "legacy")  # a scene.json written before the paper set-up existed
-    return GraspParameters(**given)
+    # a scene.json written before the paper set-up existed has no "setup": legacy
+    return parameters_from_scene(GraspParameters, data, "teddy-grasp", setup="legacy")
 
 
 # ----------------------------------------------------------------------------------------------- command line

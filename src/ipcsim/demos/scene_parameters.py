@@ -1,0 +1,20 @@
+"""The parameters of a demo built in Python, read back from the OUT/scene.json its run wrote (``ipcsim run
+OUT/scene.json``): the parameter fields at the top level, the end time and step under "time"."""
+from __future__ import annotations
+
+
+def parameters_from_scene(cls, data: dict, demo: str, **defaults):
+    """cls (a parameters dataclass with ``end_time`` and ``dt`` fields [s]) from a run's scene.json ``data``;
+    defaults: values for fields the file lacks. ValueError naming the first unknown key (demo: its name)."""
+    given = {k: v for k, v in data.items() if k not in ("name", "demo", "time", "output")}
+    time = data.get("time", {})
+    known = set(cls.__dataclass_fields__) - {"end_time", "dt"}
+    unknown = sorted(set(given) - known) + sorted(set(time) - {"end", "dt"})
+    if unknown:
+        raise ValueError(f"{demo} scene: unknown key {unknown[0]!r} (allowed: time.end, time.dt, "
+                         f"{', '.join(sorted(known))})")
+    if "end" in time:
+        given["end_time"] = float(time["end"])
+    if "dt" in time:
+        given["dt"] = float(time["dt"])
+    return cls(**{**defaults, **given})
