@@ -24,7 +24,7 @@ from .plate_rack_parts import PLATE_DENSITY, RACK_DENSITY, STIFFNESS
 from .plate_rack_scene import (DHAT, FINGER_DAMPING, TRAJECTORIES, finger_meshes, mount_nodes_local, scene_geometry,
                                trajectory_path)
 from ..scene.simulation import Simulation
-from .scene_parameters import parameters_from_scene
+from .scene_parameters import apply_run_options, parameters_from_scene
 
 FINGER_MODES = ("embedded", "full")
 #: [1] friction of the plate on the rack's steel wires, the stand and the table (glazed ceramic on steel/wood,
@@ -175,13 +175,4 @@ def parameters_from_arguments(args, scene_data: dict | None = None) -> PlateRack
         p = PlateRackParameters(trajectory=args.trajectory or "clean", end_time=args.end_time)
     else:
         p = plate_rack_parameters(scene_data)
-        if args.end_time is not None:
-            p.end_time = float(args.end_time)
-    if args.dt is not None:
-        p.dt = float(args.dt)
-    mu = getattr(args, "mu", None)  # a demo option only
-    if mu is not None:
-        if not mu >= 0:
-            raise ValueError(f"--mu must be >= 0, got {mu}")
-        p.mu = float(mu)
-    return p
+    return apply_run_options(p, args)

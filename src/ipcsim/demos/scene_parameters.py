@@ -18,3 +18,18 @@ def parameters_from_scene(cls, data: dict, demo: str, **defaults):
     if "dt" in time:
         given["dt"] = float(time["dt"])
     return cls(**{**defaults, **given})
+
+
+def apply_run_options(p, args):
+    """p with the options every Python-built demo shares applied where given: --dt and --end-time [s], and --mu
+    [1] (an ``ipcsim demo`` option only, absent from ``ipcsim run``'s args); ValueError for a negative mu."""
+    if args.dt is not None:
+        p.dt = float(args.dt)
+    if args.end_time is not None:
+        p.end_time = float(args.end_time)
+    mu = getattr(args, "mu", None)
+    if mu is not None:
+        if not mu >= 0:
+            raise ValueError(f"--mu must be >= 0, got {mu}")
+        p.mu = float(mu)
+    return p

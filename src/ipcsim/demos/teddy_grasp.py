@@ -41,7 +41,7 @@ from ..geometry.shapes import half_ellipsoid_tet_mesh
 from .grasp_paper import drake_grasp_geometry, drake_to_ipcsim, teddy_mesh_path  # noqa: F401 (the grasp's API)
 from ..model import ModelBuilder
 from ..scene.simulation import Simulation
-from .scene_parameters import parameters_from_scene
+from .scene_parameters import apply_run_options, parameters_from_scene
 
 #: mode -> the teddy's embedding in the paper set-up (None: full space; else a voxel cage with about this many
 #: vertices, ``geometry.voxel_cage.cage_for_vertex_count``). The paper: 173 / 533 and 34 / 61 (vertices / tets);
@@ -219,15 +219,8 @@ def parameters_from_arguments(args, scene_data: dict | None = None) -> GraspPara
         p = GraspParameters(mode=args.mode or "low", setup=args.setup or "paper")
     else:
         p = grasp_parameters(scene_data)
-    if args.dt is not None:
-        p.dt = float(args.dt)
-    if args.end_time is not None:
-        p.end_time = float(args.end_time)
-    mu, material = getattr(args, "mu", None), getattr(args, "bubble_material", None)  # demo options only
-    if mu is not None:
-        if not mu >= 0:
-            raise ValueError(f"--mu must be >= 0, got {mu}")
-        p.mu = float(mu)
+    apply_run_options(p, args)
+    material = getattr(args, "bubble_material", None)  # a demo option only
     if material is not None:
         p.bubble_material = material
     return p
