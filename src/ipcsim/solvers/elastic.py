@@ -349,6 +349,7 @@ class ElasticAssembler:
         #: (k,) [m^3]: det(Ds) of each guarded tet at det F = J_FLOOR
         self._floor = np.ascontiguousarray(J_FLOOR / self._det_dm_inv[guard])
         self._unprescribed = (None, self.guarded_tets, self._floor)  # a prescribed mask, its tets (``max_step``)
+        self._last = None  # (x (n, 3) [m], Hessian) of the last assembly (``hessian_at``)
 
     def energy(self, x: np.ndarray) -> float:
         """Psi(x) [J] at positions x (n, 3) [m] (+inf if a guarded tet is inverted); the same per-tet terms as
@@ -376,7 +377,20 @@ class ElasticAssembler:
         with dynamic_schedule(threads > 1), numba_threads(threads):  # dynamic scheduling of the chunks
             psi = _assemble(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam, pat.blk_off,
                             pat.indptr, self._chunk_bounds, self._phase_ptr, self._phase_chunks, grad, data)
-        return grad, pat.csr(data), float(psi)
+        hess = pat.csr(data)
+        self._last = (x.copy(), hess)
+        return grad, hess, float(psi)
+
+    def hessian_at(self, x: np.ndarray) -> sp.csr_matrix:
+        """The PSD-projected Hessian (3n, 3n) [N/m] at x (n, 3) [m]: the last one assembled when it was at x bit
+        for bit (a step's lagged damping reads the one of the previous step's last Newton direction), else a new
+        one. Either way the same bits. Do not modify the result (it may be shared)."""
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        last = self._last
+        if last is not None and last[0].shape == x.shape and np.array_equal(last[0].view(np.int64),
+                                                                             x.view(np.int64)):
+            return last[1]
+        return self.gradient_hessian_energy(x)[1]
 
     def max_step(self, x: np.ndarray, p: np.ndarray, prescribed: np.ndarray | None = None,
                  safety: float = 0.9) -> float:

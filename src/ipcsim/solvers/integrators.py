@@ -52,6 +52,8 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from ..linalg.sparse import canonical_csr
+
 INTEGRATORS = ("implicit_euler", "newmark")
 
 
@@ -171,7 +173,11 @@ class LaggedRayleighDamping:
     def __init__(self, stiffness: sp.spmatrix, x_t: np.ndarray, coefficient: float):
         self.x_t = np.array(x_t, dtype=np.float64, copy=True)
         self.coefficient = float(coefficient)
-        self.matrix = (self.coefficient * sp.csr_matrix(stiffness)).tocsr()
+        k = stiffness if type(stiffness) is sp.csr_matrix else sp.csr_matrix(stiffness)
+        if k.has_canonical_format:  # c K_t on K_t's own index arrays (the Newton matrix then sees the elastic
+            self.matrix = canonical_csr(self.coefficient * k.data, k.indices, k.indptr, k.shape[0])  # pattern)
+        else:
+            self.matrix = (self.coefficient * k).tocsr()
 
     @classmethod
     def from_ratio(cls, stiffness: sp.spmatrix, x_t: np.ndarray, damping_ratio: float,

@@ -148,16 +148,16 @@ class NewtonSolver:
             self.kappa, self.vertex_stiffness = softer_side_stiffness(e_s)
         self.friction = friction if friction is not None and friction.enabled else None
         self.damping_ratio = check_damping_ratio(damping_ratio)
-        self.stiffness_damping = StiffnessDamping(model)
-        if self.stiffness_damping.enabled and integrator.quasi_static:
-            raise ValueError("a body's damping_stiffness needs a dynamic integrator (quasi-static steps have no "
-                             "velocity)")
         self.tol = tol
         self.warm_start = bool(warm_start)
         self.max_newton_iterations = max_newton_iterations
         self.linear_backend = linear_backend
         self.linear = Factorization(linear_backend)
         self.elastic = ElasticAssembler(model)
+        self.stiffness_damping = StiffnessDamping(model, self.elastic)
+        if self.stiffness_damping.enabled and integrator.quasi_static:
+            raise ValueError("a body's damping_stiffness needs a dynamic integrator (quasi-static steps have no "
+                             "velocity)")
         self.patterns = PatternCache()
         sim = ~model.is_obstacle
         self._bbox = float(np.linalg.norm(np.ptp(model.rest_positions[sim], axis=0)))
@@ -242,7 +242,9 @@ class NewtonSolver:
         be a function of its input state alone so that a run resumed from a checkpoint equals an uninterrupted
         one. Kept: the base pattern (elastic block and diagonal) and an analysis of it made with the model's own
         ordering (``_ordering_for``), both functions of the model and the free mask alone, which give the bits
-        of fresh ones and save the step's first symbolic analysis. Called at the start of every ``step``."""
+        of fresh ones and save the step's first symbolic analysis; that analysis also serves a new step whose
+        pattern (contact entries included) equals it, for the same reason (``pardiso.PardisoSPD``). Called at the
+        start of every ``step``."""
         self.patterns.clear()
         self.linear.reset(keep_analysis=True)
 
@@ -318,7 +320,7 @@ class NewtonSolver:
         f_ext = gravity + control.external_forces(m.n_vertices, t1)
         damping = None
         if self.damping_ratio > 0.0:
-            _, k_t = self.elastic.gradient_and_hessian(state_in.x)
+            k_t = self.elastic.hessian_at(state_in.x)
             damping = LaggedRayleighDamping.from_ratio(k_t, state_in.x, self.damping_ratio, h)
         weights = self.integrator.weights(h)
         extra = [t for t in (f(state_in, h, weights) for f in self.term_factories) if t is not None]

@@ -51,17 +51,49 @@ def damped_model(model: Model) -> Model | None:
     return dataclasses.replace(model, mu=model.mu * beta, lam=model.lam * beta, material_groups=groups)
 
 
+def node_damping(model: Model) -> np.ndarray | None:
+    """beta per node (n,) [s] when all tets of each node share one beta (0 for nodes in no tet), else None.
+
+    Bodies are damped as wholes (``ModelBuilder``, JSON ``"damping"``) and share no node, so this is the usual
+    case: K_beta = sum_e beta_e K_e is then the elastic Hessian K = sum_e K_e with each row scaled by its node's
+    beta (a block of K couples two nodes of the same tets, so of one beta)."""
+    beta = np.asarray(model.damping_stiffness, np.float64)
+    tets = np.asarray(model.tets, np.int64)
+    hi, lo = np.full(model.n_vertices, -np.inf), np.full(model.n_vertices, np.inf)
+    np.maximum.at(hi, tets.ravel(), np.repeat(beta, 4))
+    np.minimum.at(lo, tets.ravel(), np.repeat(beta, 4))
+    used = np.isfinite(hi)
+    if not np.array_equal(hi[used], lo[used]):
+        return None
+    return np.where(used, hi, 0.0)
+
+
 class StiffnessDamping:
-    """K_beta of a model's damped tets, assembled at the start of each step (``term``).
+    """K_beta of a model's damped tets, assembled at the start of each step (``damping``).
 
     Args:
         model: the scene; ``model.damping_stiffness`` (m,) [s] gives each tet's beta (no tet damped: ``enabled``
-            is False and ``term`` returns None).
+            is False and ``damping`` returns None).
+        elastic: the solver's ``ElasticAssembler`` of model (None: one is built when needed). When every node's
+            tets share one beta (``node_damping``), K_beta is that assembler's Hessian at x^t with its rows scaled
+            by their node's beta: on the elastic pattern (the Newton matrix gathers it directly) and, when the
+            previous step's last Newton direction was computed at x^t, without assembling it again
+            (``ElasticAssembler.hessian_at``). Else a separate assembler over the damped tets, Lame parameters
+            scaled by beta_e (``damped_model``).
     """
 
-    def __init__(self, model: Model):
-        scaled = damped_model(model)
-        self.elastic = None if scaled is None else ElasticAssembler(scaled)
+    def __init__(self, model: Model, elastic: ElasticAssembler | None = None):
+        self.elastic = self._entry_beta = None
+        if not np.any(np.asarray(model.damping_stiffness) > 0.0):
+            return
+        beta = node_damping(model)
+        if beta is None:
+            self.elastic = ElasticAssembler(damped_model(model))
+            return
+        self.elastic = elastic if elastic is not None else ElasticAssembler(model)
+        pat = self.elastic.pattern
+        rows = np.repeat(np.arange(len(pat.indptr) - 1), np.diff(pat.indptr))
+        self._entry_beta = beta[rows // 3]  # (nnz,) [s]: the beta of each entry's row node
 
     @property
     def enabled(self) -> bool:
@@ -70,7 +102,9 @@ class StiffnessDamping:
 
     def matrix(self, x_t: np.ndarray):
         """K_beta (3n, 3n) CSR [N s/m]: sum_e beta_e times tet e's PSD elastic Hessian at x_t (n, 3) [m]."""
-        return self.elastic.gradient_and_hessian(x_t)[1]
+        if self._entry_beta is None:
+            return self.elastic.gradient_and_hessian(x_t)[1]
+        return self.elastic.pattern.csr(self.elastic.hessian_at(x_t).data * self._entry_beta)
 
     def damping(self, x_t: np.ndarray, h: float, potential_weight: float) -> LaggedRayleighDamping | None:
         """E_beta for the step of size h [s] from x_t (n, 3) [m] with the integrator's w_p [s^2]: the quadratic
