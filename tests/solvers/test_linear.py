@@ -327,3 +327,29 @@ def test_upper_triangle_positions_match_a_numpy_reference(rng):
     a = _spd(rng, 200, density=0.05)
     rows = np.repeat(np.arange(200), np.diff(a.indptr))
     np.testing.assert_array_equal(upper_triangle_positions(a.indptr, a.indices), np.flatnonzero(a.indices >= rows))
+
+
+@needs_pardiso
+def test_pardiso_reuses_an_analysis_with_a_given_ordering_for_an_equal_pattern_in_other_arrays(rng):
+    """A Newton matrix of a new step repeats the last one's pattern in new arrays: an analysis that took the
+    caller's ordering is a function of the pattern's content and that ordering, so it is reused, with the bits of
+    a fresh factorisation; without a given ordering, or with another one, the equal pattern is analysed anew."""
+    a = _block_spd(rng)
+    b = rng.normal(size=a.shape[0])
+    ordering = compute_ordering(a)
+    solver = Factorization("pardiso")
+    _fsolve(solver, a, b, ordering)
+    solver.reset(keep_analysis=True)  # what the solver does at each step's start
+    a2 = _rescaled(rng, a).copy()     # new values, an equal pattern in other arrays
+    assert a2.indices is not a.indices and np.array_equal(a2.indices, a.indices)
+    x2 = _fsolve(solver, a2, b, ordering)
+    assert (solver.analyses, solver.factorizations) == (1, 2)
+    assert np.array_equal(x2, _fsolve(Factorization("pardiso"), a2, b, ordering))  # the bits of a fresh one
+    assert _residual(a2, x2, b) < 1e-12
+    other = (ordering[0][::-1].copy(), ordering[1])  # another ordering object: analysed anew
+    _fsolve(solver, a2.copy(), b, other)
+    assert solver.analyses == 2
+    plain = Factorization("pardiso")  # no given ordering: identity stays the contract
+    _fsolve(plain, a, b)
+    _fsolve(plain, a.copy(), b)
+    assert plain.analyses == 2

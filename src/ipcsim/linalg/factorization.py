@@ -11,7 +11,8 @@ Backends (``available_backends()``, fastest first):
 * 'pardiso': MKL pardiso through pypardiso (``pardiso.PardisoSPD``), Cholesky of the upper triangle. Keeps the
   symbolic analysis while the next A has the same pattern (same size and the very same ``indptr``/``indices``
   objects, as the Newton matrices of ``reduction.SystemMatrix.free_block`` while their pattern is unchanged):
-  only the numerical factorisation runs then. A pattern that grew by at most 10 % reuses the last
+  only the numerical factorisation runs then (also for an equal pattern in other arrays when the analysis took
+  the same given ordering). A pattern that grew by at most 10 % reuses the last
   fill-reducing ordering; ``ordering=compute_ordering(A0)`` of a base pattern (the contact-free Newton matrix)
   makes every analysis take that ordering instead, so results depend on A and A0 alone.
 * 'cholespy': CHOLMOD through cholespy. ``CholeskySolverD`` analyses and factorises in its constructor and has

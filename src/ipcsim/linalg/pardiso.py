@@ -6,6 +6,10 @@ same size and the very same ``indptr`` and ``indices`` array objects (the Newton
 ``reduction.SystemMatrix.free_block`` share them while the pattern is unchanged). Only the numerical
 factorisation then runs (pardiso phase 22 instead of 12); solves (phase 33) take one or many right-hand sides.
 
+An analysis that took the caller's ordering (below) is also reused for an equal pattern in other arrays when the
+same ordering object is given (a new step's Newton matrix whose contact entries repeat the last one's): it
+depends on the pattern's content and that ordering alone.
+
 When the pattern changes but keeps its size and has grown by at most ``PardisoSPD.ORDERING_REUSE_GROWTH``
 (contact entries appearing), the new analysis reuses the previous fill-reducing ordering (MKL's user
 permutation, iparm(5) = 1) and skips the nested dissection. The caller may also give an ordering of its own
@@ -295,10 +299,18 @@ class PardisoSPD:
         return True
 
     def _same_pattern(self, a: sp.csr_matrix, ordering) -> bool:
+        """Whether a's analysis is the current one: the very same pattern objects (and, after a
+        ``reset(keep_analysis=True)``, the same given ordering), or, when the current analysis took the caller's
+        ordering and that same ordering object is given again, an equal pattern in other arrays (such an analysis
+        depends on the pattern's content and the ordering alone, so reusing it gives the bits of a fresh one)."""
         p = self._pattern
-        if p is None or p[0] != a.shape[0] or p[1] is not a.indptr or p[2] is not a.indices:
+        if p is None or p[0] != a.shape[0]:
             return False
-        return not self._kept or self._given is ordering
+        if p[1] is a.indptr and p[2] is a.indices:
+            return not self._kept or self._given is ordering
+        if ordering is None or self._given is not ordering or len(p[2]) != len(a.indices):
+            return False
+        return bool(np.array_equal(p[1], a.indptr) and np.array_equal(p[2], a.indices))
 
     def factor(self, a: sp.csr_matrix, ordering=None) -> bool:
         """Cholesky of a (n, n) SPD CSR with sorted indices (its upper triangle is read); False (and a state as
