@@ -6,9 +6,16 @@ import pytest
 
 import ipcsim
 from ipcsim.energies.neohookean import lame_parameters
-from ipcsim.model import Material, ModelBuilder, Transform, box_tet_mesh, rotation_xyz
+from ipcsim.model import Material, ModelBuilder, Transform, box_tet_mesh
 
-ROT = rotation_xyz((0.3, -0.7, 1.1))
+
+def _rotation(axis, angle):
+    """(3, 3) rotation by angle [rad] about a unit axis (3,) (Rodrigues)."""
+    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * k @ k
+
+
+ROT = _rotation(np.array([1.0, 2.0, 2.0]) / 3.0, 0.7)
 PLACE = dict(translation=(0.1, 0.2, -0.3), rotation=ROT, scale=0.5)
 SOFT = dict(density=800.0, youngs_modulus=3e5, poisson_ratio=0.3, inversion="prevent", damping_stiffness=0.05)
 ARRAYS = ("rest_positions", "tets", "mu", "lam", "mass", "volume", "youngs_modulus", "damping_stiffness",

@@ -142,10 +142,11 @@ class ModelBuilder:
         vertices (n, 3) [m] with elements (t, 4) tets or (f, 3) a closed triangle surface (its volume and mass);
         material: ``Material.affine(stiffness, density, damping_stiffness, inversion)`` (a Material named "ABD"),
         or the same through the keywords (not both): stiffness kappa_a [Pa] of the orthogonality energy
-        kappa_a ||F F^T - I||^2 times the body's volume (the paper's stiff parts use 1e7 Pa, the default); the mass is the full 12x12 J^T M J of the fine body
-        (its exact inertia about any axis). fixed: True holds the body in place (an affine obstacle that still
-        reports its contact forces). Its 4 nodes are the body's vertices 0..3 for ``add_dirichlet`` (e.g.
-        ``add_dirichlet(i, indices=range(4), ...)`` drives the whole body). inversion: "prevent" keeps det A > 0
+        kappa_a ||F F^T - I||^2 times the body's volume (the paper's stiff parts use 1e7 Pa, the default); the
+        mass is the full 12x12 J^T M J of the fine body (its exact inertia about any axis). fixed: True holds the
+        body in place (an affine obstacle that still reports its contact forces). Its 4 nodes are the body's
+        vertices 0..3 for ``add_dirichlet`` (e.g. ``add_dirichlet(i, indices=range(4), ...)`` drives the whole
+        body). inversion: "prevent" keeps det A > 0
         (A the body's affine map: the F of its enclosing tet, so every tet of the body keeps its orientation);
         "allow" lets A reflect. damping_stiffness [s] damps the orthogonality energy's stretch and shear of A (its
         Hessian at a rotation annihilates infinitesimal rotations, and any translation: the rigid motion is not
