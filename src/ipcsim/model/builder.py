@@ -91,7 +91,9 @@ class ModelBuilder:
         return self._append_body(place.apply(vertices), tets, mat, velocity, angular_velocity, fixed)
 
     def _append_body(self, v, tets, material: Material, velocity, angular_velocity, fixed) -> int:
-        """Append a body of placed vertices v (k, 3) [m]; returns its id."""
+        """Append a body of placed vertices v (k, 3) [m]; returns its id. (The embedded and affine bodies pass
+        their coarse nodes through ``Transform().apply``, as they went through add_body's identity placement
+        before: the same checks, and the same bits: -0.0 + 0.0 = +0.0.)"""
         fixed_mask = np.zeros(len(v), bool) if fixed is None else np.asarray(fixed, bool)
         if fixed_mask.shape != (len(v),):
             raise ValueError(f"body {len(self._bodies)}: fixed must be a ({len(v)},) bool mask")
@@ -114,8 +116,8 @@ class ModelBuilder:
 
         fine_vertices (n, 3) [m] with fine_elements (t, 4) tets or (f, 3) a closed triangle surface: the collision
         surface (the tets' boundary), its mass and its volume. coarse: (vertices (n_c, 3) [m], tets (m, 4)),
-        placed with the same transform, or None for a voxel cage at ``resolution`` (a cell
-        size [m], or {"vertices": target count}). The body's nodes are the coarse vertices (Dirichlet/Neumann
+        placed with the same transform, or None for a voxel cage at ``resolution`` (a cell size [m], or
+        {"vertices": target count}). The body's nodes are the coarse vertices (Dirichlet/Neumann
         selections by box or index refer to them); elasticity on the coarse tets with the fine volume inside
         each; mass "lumped" (default) or "consistent" (see ``model.embedded``); damping_stiffness [s] damps the
         coarse tets (the elasticity lives there). Other arguments as ``add_body``.
