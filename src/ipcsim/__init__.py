@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 #: public name -> module that defines it
 _EXPORTS = {
     "Model": "ipcsim.model", "State": "ipcsim.model", "Control": "ipcsim.model", "ModelBuilder": "ipcsim.model",
-    "box_tet_mesh": "ipcsim.model",
+    "box_tet_mesh": "ipcsim.model", "Transform": "ipcsim.model", "Material": "ipcsim.model",
     "NewtonSolver": "ipcsim.solvers.newton", "ContactParameters": "ipcsim.solvers.newton",
     "FrictionParameters": "ipcsim.solvers.newton", "StepStats": "ipcsim.solvers.newton",
     "ImplicitEulerSolver": "ipcsim.solvers.integrator_solvers", "NewmarkSolver": "ipcsim.solvers.integrator_solvers",

@@ -19,8 +19,8 @@ import numpy as np
 
 from ..geometry.finray import TPU_MATERIAL
 from ..geometry.trajectory import read_trajectory_csv
-from ..model import ModelBuilder
-from .plate_rack_parts import PLATE_DENSITY, RACK_DENSITY, STIFFNESS
+from ..model import Material, ModelBuilder, Transform
+from .plate_rack_parts import PLATE_MATERIAL, RACK_MATERIAL
 from .plate_rack_scene import (DHAT, FINGER_DAMPING, TRAJECTORIES, finger_meshes, mount_nodes_local, scene_geometry,
                                trajectory_path)
 from ..scene.simulation import Simulation
@@ -68,19 +68,18 @@ def _mount_nodes(nodes_world: np.ndarray, rotation: np.ndarray, translation: np.
 def add_fingers(b: ModelBuilder, geo, fingers: str, damping_stiffness: float = 0.0) -> list[tuple[int, np.ndarray]]:
     """Add the two fingers to b; returns [(body id, mounting-face node indices)] for left, right."""
     meshes = finger_meshes()
-    mat = dict(youngs_modulus=TPU_MATERIAL["youngs_modulus"], poisson_ratio=TPU_MATERIAL["poisson_ratio"],
-               density=TPU_MATERIAL["density"], material="LCR", damping_stiffness=damping_stiffness)
+    tpu = Material(name="LCR", damping_stiffness=damping_stiffness, **TPU_MATERIAL)
     out = []
     for name in ("left", "right"):
         rot, t = geo.fingers[name]
+        place = Transform(rotation=rot, translation=t)
         if fingers == "embedded":
             v, tets = meshes["fine"]
-            body = b.add_embedded_body(v, tets, coarse=meshes["cage"], rotation=rot, translation=t, **mat)
-            nodes = b._bodies[body].vertices
+            body = b.add_embedded_body(v, tets, coarse=meshes["cage"], transform=place, material=tpu)
         else:
             v, tets = meshes["full"]
-            body = b.add_body(v, tets, rotation=rot, translation=t, **mat)
-            nodes = b._bodies[body].vertices
+            body = b.add_body(v, tets, transform=place, material=tpu)
+        nodes = b._bodies[body].vertices
         b.set_self_contact(body, False)
         out.append((body, _mount_nodes(nodes, rot, t)))
     return out
@@ -93,10 +92,10 @@ def build_plate_rack(params: PlateRackParameters | None = None):
     b = ModelBuilder(gravity=(0.0, -9.81, 0.0))
     b.add_ground(0.0)
     v, f = geo.plate
-    plate = b.add_affine_body(v, f, density=PLATE_DENSITY, stiffness=STIFFNESS, rotation=geo.plate_rotation,
+    plate = b.add_affine_body(v, f, material=PLATE_MATERIAL, rotation=geo.plate_rotation,
                               translation=geo.plate_translation)
     b.set_self_contact(plate, False)
-    rack = b.add_affine_body(geo.rack.vertices, geo.rack.tets, density=RACK_DENSITY, stiffness=STIFFNESS,
+    rack = b.add_affine_body(geo.rack.vertices, geo.rack.tets, material=RACK_MATERIAL,
                              translation=geo.rack_translation)
     b.set_self_contact(rack, False)
     (left, lmount), (right, rmount) = add_fingers(b, geo, p.fingers, p.damping_stiffness)

@@ -21,6 +21,7 @@ import numpy as np
 from ..geometry.mesh_io import read_obj_surface
 from ..geometry.voxel_cage import enclosed_volume
 from ..geometry.wire_rack import WireRack, wire_rack
+from ..model import Material
 from .grasp_paper import DRAKE_TO_IPCSIM_ROTATION
 
 #: [kg]: the plate's mass in Drake's model (``dishes/plate_8in.sdf``)
@@ -33,6 +34,9 @@ PLATE_DENSITY = PLATE_MASS / PLATE_VOLUME
 STIFFNESS = 1e7
 #: [kg/m^3]: steel wire
 RACK_DENSITY = 7850.0
+#: the plate's and the rack's affine-body materials
+PLATE_MATERIAL = Material.affine(stiffness=STIFFNESS, density=PLATE_DENSITY)
+RACK_MATERIAL = Material.affine(stiffness=STIFFNESS, density=RACK_DENSITY)
 #: [m]: slot width minus the plate's height (foot to rim top)
 SLOT_CLEARANCE = 0.006
 
@@ -76,7 +80,7 @@ def add_plate(builder, *, translation=(0.0, 0.0, 0.0), rotation=None, velocity=(
     """Add the plate (``plate_mesh``, placed by rotation (3, 3) then translation (3,) [m]) to a ModelBuilder as an
     affine body of Drake's mass and kappa_a = 1e7 Pa; returns its body id."""
     v, f = plate_mesh()
-    return builder.add_affine_body(v, f, density=PLATE_DENSITY, stiffness=STIFFNESS, translation=translation,
+    return builder.add_affine_body(v, f, material=PLATE_MATERIAL, translation=translation,
                                    rotation=rotation, velocity=velocity, angular_velocity=angular_velocity,
                                    fixed=fixed)
 
@@ -85,8 +89,8 @@ def add_rack(builder, rack: WireRack, *, translation=(0.0, 0.0, 0.0), fixed: boo
     """Add a generated rack (its tets: a 3.5 mm wire is too thin for a surface's voxel volume samples) as one
     steel affine body with kappa_a = 1e7 Pa and no self-contact (its tubes are welded: rigidly placed); returns
     its body id."""
-    body = builder.add_affine_body(rack.vertices, rack.tets, density=RACK_DENSITY, stiffness=STIFFNESS,
-                                   translation=translation, fixed=fixed)
+    body = builder.add_affine_body(rack.vertices, rack.tets, material=RACK_MATERIAL, translation=translation,
+                                   fixed=fixed)
     builder.set_self_contact(body, False)
     return body
 

@@ -30,7 +30,7 @@ size 0.030 and 0.065 m (139 / 37 vertices), no damping; y up, the squeeze along 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from ..energies.materials import MATERIALS
 from ..geometry import load_tet_mesh
 from ..geometry.shapes import half_ellipsoid_tet_mesh
 from .grasp_paper import drake_grasp_geometry, drake_to_ipcsim, teddy_mesh_path  # noqa: F401 (the grasp's API)
-from ..model import ModelBuilder
+from ..model import Material, ModelBuilder
 from ..scene.simulation import Simulation
 from .scene_parameters import apply_run_options, parameters_from_scene
 
@@ -55,8 +55,8 @@ SQUEEZE, LIFT, HOLD = 1.5, 1.5, 1.0  # [s], the phases (both set-ups)
 GAP_OPEN, GAP_CLOSED, LIFT_HEIGHT = 0.12, 0.04, 0.12  # [m]
 BUBBLE_AXES, BUBBLE_DEPTH = (0.05, 0.075), 0.03  # [m], legacy bubbles: base semi-axes (vertical, horizontal), depth
 TEDDY_CLEARANCE = 1.5e-3  # [m], the legacy teddy's initial height above the ground (outside dhat)
-TEDDY_MATERIAL = dict(density=1e3, youngs_modulus=5e4, poisson_ratio=0.45, material="LCR")
-BUBBLE_MATERIAL = dict(density=10.0, youngs_modulus=1e4, poisson_ratio=0.45)
+TEDDY_MATERIAL = Material(name="LCR", density=1e3, youngs_modulus=5e4, poisson_ratio=0.45)
+BUBBLE_MATERIAL = Material(density=10.0, youngs_modulus=1e4, poisson_ratio=0.45)  # named by p.bubble_material
 
 
 @dataclass
@@ -95,10 +95,11 @@ class GraspParameters:
             raise ValueError(f"teddy-grasp: damping_stiffness must be >= 0, got {self.damping_stiffness}")
 
 
-def _damping_options(p: GraspParameters) -> dict:
-    """The one place where the grasp's stiffness damping (p.damping_stiffness [s], both bodies) reaches the model:
-    keyword arguments for ``ModelBuilder.add_body``/``add_embedded_body`` (none when it is 0)."""
-    return {"damping_stiffness": p.damping_stiffness} if p.damping_stiffness else {}
+def _materials(p: GraspParameters) -> tuple[Material, Material]:
+    """The (teddy, bubble) materials: ``TEDDY_MATERIAL``, and ``BUBBLE_MATERIAL`` in p.bubble_material, both with
+    the grasp's stiffness damping p.damping_stiffness [s] (the one place where it reaches the model)."""
+    return (replace(TEDDY_MATERIAL, damping_stiffness=p.damping_stiffness),
+            replace(BUBBLE_MATERIAL, name=p.bubble_material, damping_stiffness=p.damping_stiffness))
 
 
 def _bubble_rotation(side: int) -> np.ndarray:
@@ -119,9 +120,11 @@ def _keyframes(side: int):
 
 def _add_teddy(b: ModelBuilder, p: GraspParameters, tv, tt) -> int:
     """The teddy (placed vertices (410, 3) [m], tets) in full space or embedded as p.mode asks."""
-    kw = {**TEDDY_MATERIAL, **_damping_options(p)}
+    teddy = _materials(p)[0]
     embedding = (MODES if p.setup == "paper" else LEGACY_CELLS)[p.mode]
-    return b.add_body(tv, tt, **kw) if embedding is None else b.add_embedded_body(tv, tt, resolution=embedding, **kw)
+    if embedding is None:
+        return b.add_body(tv, tt, material=teddy)
+    return b.add_embedded_body(tv, tt, resolution=embedding, material=teddy)
 
 
 def _build_paper(p: GraspParameters, b: ModelBuilder, teddy=None) -> dict:
@@ -129,10 +132,10 @@ def _build_paper(p: GraspParameters, b: ModelBuilder, teddy=None) -> dict:
     geo = drake_grasp_geometry()
     tv, tt = geo["teddy"] if teddy is None else teddy
     ids = {"teddy": _add_teddy(b, p, drake_to_ipcsim(tv), tt)}
+    bubble = _materials(p)[1]
     for name in grasp_paper.BUBBLE_POSES:
         bv, bt = geo[name]
-        body = b.add_body(drake_to_ipcsim(bv), bt, material=p.bubble_material, **BUBBLE_MATERIAL,
-                          **_damping_options(p))
+        body = b.add_body(drake_to_ipcsim(bv), bt, material=bubble)
         b.add_dirichlet(body, indices=geo["fixed"][name], keyframes=grasp_paper.finger_keyframes(name))
         ids[name] = body
     return ids
@@ -147,10 +150,11 @@ def _build_legacy(p: GraspParameters, b: ModelBuilder, teddy=None) -> dict:
     centre_y, centre_z = 0.5 * (lo[1] + hi[1]) - 0.012, 0.5 * (lo[2] + hi[2])
     bv, bt = half_ellipsoid_tet_mesh(BUBBLE_AXES, BUBBLE_DEPTH)
     back = np.flatnonzero(bv[:, 2] == 0.0)
+    bubble = _materials(p)[1]
     for name, side in (("left_bubble", -1), ("right_bubble", 1)):
         base_x = side * (0.5 * GAP_OPEN + BUBBLE_DEPTH)
         body = b.add_body(bv, bt, rotation=_bubble_rotation(side), translation=(base_x, centre_y, centre_z),
-                          material=p.bubble_material, **BUBBLE_MATERIAL, **_damping_options(p))
+                          material=bubble)
         b.add_dirichlet(body, indices=back, keyframes=_keyframes(side))
         ids[name] = body
     return ids

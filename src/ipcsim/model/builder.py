@@ -17,23 +17,19 @@ from ..energies.neohookean import lame_parameters, rest_shape_data
 from ..geometry.collision_mesh import CollisionMesh, Plane
 from ..geometry.voxel_cage import box_tet_mesh  # noqa: F401  (re-exported: ipcsim.model.box_tet_mesh)
 from .control import BoundingBoxStepMotion, Control, KeyframedMotion, NeumannLoad, PrescribedMotion, _time_range
-from .core import DEFAULT_INVERSION, Model, State, check_inversion
+from .core import Model, State
+from .values import AFFINE_STIFFNESS, Material, Transform, body_material, placement
 
 
 @dataclass
 class _Body:
-    vertices: np.ndarray
-    tets: np.ndarray
-    density: float
-    youngs_modulus: float
-    poisson_ratio: float
-    velocity: np.ndarray
-    fixed: np.ndarray
-    material: str
-    angular_velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    vertices: np.ndarray  # (k, 3) [m], placed
+    tets: np.ndarray  # (m, 4) int
+    material: Material  # name, E, nu, density, damping beta [s], inversion
+    velocity: np.ndarray  # (3,) [m/s]
+    fixed: np.ndarray  # (k,) bool
+    angular_velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))  # (3,) [rad/s]
     embedded: object = None  # model.embedded.EmbeddedData for an embedded body
-    inversion: str = DEFAULT_INVERSION  # "prevent" or "allow" (``core.INVERSION_MODES``)
-    damping_stiffness: float = 0.0  # beta [s] of stiffness-proportional damping on the body's tets
 
 
 @dataclass
@@ -46,27 +42,6 @@ class _Obstacle:
     time_range: tuple
     keyframes: tuple | None = None  # (times (K,), positions (K, k, 3)) [s, m]
     bbox_steps: bool = False  # center="bbox": IPC's stepwise motion about the moving bounding-box center
-
-
-def _placed(vertices, scale, rotation, translation) -> np.ndarray:
-    v = np.asarray(vertices, dtype=np.float64)
-    if v.ndim != 2 or v.shape[1] != 3 or not np.all(np.isfinite(v)):
-        raise ValueError(f"vertices must be a finite (k, 3) array, got shape {v.shape}")
-    v = v * float(scale)
-    if rotation is not None:
-        v = v @ np.asarray(rotation, dtype=np.float64).T
-    return v + np.asarray(translation, dtype=np.float64)
-
-
-def _damping(value, body: int) -> float:
-    """A body's stiffness damping beta [s] (finite, >= 0)."""
-    try:
-        beta = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"body {body}: damping_stiffness must be a number [s], got {value!r}") from None
-    if not (math.isfinite(beta) and beta >= 0.0):
-        raise ValueError(f"body {body}: damping_stiffness must be finite and >= 0 [s], got {value!r}")
-    return beta
 
 
 def _vec3(value, name: str) -> np.ndarray:
@@ -90,36 +65,40 @@ class ModelBuilder:
         self._grippers: list[dict] = []
         self.gravity = np.asarray(gravity, dtype=np.float64)
 
-    def add_body(self, vertices, tets, *, density=1000.0, youngs_modulus=1e5, poisson_ratio=0.4,
-                 translation=(0.0, 0.0, 0.0), rotation=None, scale=1.0, velocity=(0.0, 0.0, 0.0),
-                 angular_velocity=(0.0, 0.0, 0.0), fixed=None, material="NH",
-                 inversion=DEFAULT_INVERSION, damping_stiffness=0.0) -> int:
-        """Add a tet-mesh body; returns its id. vertices (k, 3) [m] are scaled, rotated (3x3), then translated.
+    def add_body(self, vertices, tets, *, transform=None, material=None, velocity=(0.0, 0.0, 0.0),
+                 angular_velocity=(0.0, 0.0, 0.0), fixed=None, translation=None, rotation=None, scale=None,
+                 density=None, youngs_modulus=None, poisson_ratio=None, inversion=None,
+                 damping_stiffness=None) -> int:
+        """Add a tet-mesh body (vertices (k, 3) [m], tets (m, 4) int); returns its id.
 
-        material: NH, SNH, FCR, LCR, LCR_LAGGED or LE (ABD: see ``add_affine_body``); density [kg/m^3];
-        youngs_modulus [Pa];
+        transform: a ``Transform`` (vertices scaled, rotated (3x3), then translated), or the same through the
+        keywords translation (3,) [m], rotation (3, 3), scale [1] (not both; none: in place).
+        material: a ``Material``, or its name (NH, SNH, FCR, LCR, LCR_LAGGED or LE; ABD: see ``add_affine_body``)
+        with the keywords density [kg/m^3], youngs_modulus [Pa], poisson_ratio, inversion and damping_stiffness
+        [s] (not both; a keyword not given takes ``Material``'s default: NH, 1000 kg/m^3, 1e5 Pa, 0.4).
+        inversion: "prevent" (every Newton step is bounded so that no positively oriented tet of the body
+        inverts; a step may then end unconverged against the bound) or "allow" (the default,
+        ``model.core.DEFAULT_INVERSION``; NH tets are bounded either way); damping_stiffness: beta [s] >= 0 of
+        stiffness-proportional (Rayleigh) damping, force -beta K(x) v on the body's tets (Drake's and the Embedded
+        IPC paper's 0.05 s; 0: none; ``ipcsim.solvers.stiffness_damping``).
         velocity [m/s] and angular_velocity [rad/s] (about the body's vertex centroid): the initial rigid
-        velocity; fixed: (k,) bool Dirichlet mask (held in place); inversion: "prevent" (every Newton step is
-        bounded so that no positively oriented tet of the body inverts; a step may then end unconverged against
-        the bound) or "allow" (the default, ``model.core.DEFAULT_INVERSION``; NH tets are bounded either way);
-        damping_stiffness: beta [s] >= 0 of stiffness-proportional (Rayleigh) damping, force -beta K(x) v on the
-        body's tets (Drake's and the Embedded IPC paper's 0.05 s; 0: none; ``ipcsim.solvers.stiffness_damping``).
+        velocity; fixed: (k,) bool Dirichlet mask (held in place).
         """
-        from ..energies.materials import material_info
+        what = f"body {len(self._bodies)}"
+        mat = body_material(material, what, density=density, youngs_modulus=youngs_modulus,
+                            poisson_ratio=poisson_ratio, inversion=inversion, damping_stiffness=damping_stiffness)
+        place = placement(transform, what, translation=translation, rotation=rotation, scale=scale)
+        return self._append_body(place.apply(vertices), tets, mat, velocity, angular_velocity, fixed)
 
-        material_info(material)
-        check_inversion(inversion, f"body {len(self._bodies)}")
-        v = _placed(vertices, scale, rotation, translation)
+    def _append_body(self, v, tets, material: Material, velocity, angular_velocity, fixed) -> int:
+        """Append a body of placed vertices v (k, 3) [m]; returns its id. (The embedded and affine bodies pass
+        their coarse nodes through ``Transform().apply``, as they went through add_body's identity placement
+        before: the same checks, and the same bits: -0.0 + 0.0 = +0.0.)"""
         fixed_mask = np.zeros(len(v), bool) if fixed is None else np.asarray(fixed, bool)
         if fixed_mask.shape != (len(v),):
             raise ValueError(f"body {len(self._bodies)}: fixed must be a ({len(v)},) bool mask")
-        if density <= 0 or not np.isfinite(density):
-            raise ValueError(f"body {len(self._bodies)}: density must be positive, got {density}")
-        beta = _damping(damping_stiffness, len(self._bodies))
-        self._bodies.append(_Body(v, np.asarray(tets, np.int64), float(density), float(youngs_modulus),
-                                  float(poisson_ratio), _vec3(velocity, "velocity"), fixed_mask, material,
-                                  _vec3(angular_velocity, "angular_velocity"), inversion=inversion,
-                                  damping_stiffness=beta))
+        self._bodies.append(_Body(v, np.asarray(tets, np.int64), material, _vec3(velocity, "velocity"), fixed_mask,
+                                  _vec3(angular_velocity, "angular_velocity")))
         return len(self._bodies) - 1
 
     def set_self_contact(self, body: int, enabled: bool) -> None:
@@ -129,43 +108,47 @@ class ModelBuilder:
             raise ValueError(f"set_self_contact: no body {body} (bodies 0..{len(self._bodies) - 1})")
         (self._no_self_contact.discard if enabled else self._no_self_contact.add)(int(body))
 
-    def add_embedded_body(self, fine_vertices, fine_elements, *, coarse=None, resolution=None, density=1000.0,
-                          youngs_modulus=1e5, poisson_ratio=0.4, translation=(0.0, 0.0, 0.0), rotation=None,
-                          scale=1.0, velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), fixed=None,
-                          material="NH", mass="lumped", inversion=DEFAULT_INVERSION, damping_stiffness=0.0) -> int:
+    def add_embedded_body(self, fine_vertices, fine_elements, *, coarse=None, resolution=None, transform=None,
+                          material=None, velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), fixed=None,
+                          mass="lumped", translation=None, rotation=None, scale=None, density=None,
+                          youngs_modulus=None, poisson_ratio=None, inversion=None, damping_stiffness=None) -> int:
         """Add a fine body embedded in a coarse tet mesh (Embedded IPC, ``model.embedded``); returns its body id.
 
         fine_vertices (n, 3) [m] with fine_elements (t, 4) tets or (f, 3) a closed triangle surface: the collision
         surface (the tets' boundary), its mass and its volume. coarse: (vertices (n_c, 3) [m], tets (m, 4)),
-        placed with the same scale/rotation/translation, or None for a voxel cage at ``resolution`` (a cell
-        size [m], or {"vertices": target count}). The body's nodes are the coarse vertices (Dirichlet/Neumann
+        placed with the same transform, or None for a voxel cage at ``resolution`` (a cell size [m], or
+        {"vertices": target count}). The body's nodes are the coarse vertices (Dirichlet/Neumann
         selections by box or index refer to them); elasticity on the coarse tets with the fine volume inside
         each; mass "lumped" (default) or "consistent" (see ``model.embedded``); damping_stiffness [s] damps the
         coarse tets (the elasticity lives there). Other arguments as ``add_body``.
         """
         from .embedded import embed_body
 
-        fine = _placed(fine_vertices, scale, rotation, translation)
-        placed = None if coarse is None else (_placed(coarse[0], scale, rotation, translation), coarse[1])
-        data = embed_body(fine, fine_elements, placed, resolution, density, mass)
-        i = self.add_body(data.coarse_vertices, data.coarse_tets, density=density, youngs_modulus=youngs_modulus,
-                          poisson_ratio=poisson_ratio, velocity=velocity, angular_velocity=angular_velocity,
-                          fixed=fixed, material=material, inversion=inversion, damping_stiffness=damping_stiffness)
+        what = f"body {len(self._bodies)}"
+        mat = body_material(material, what, density=density, youngs_modulus=youngs_modulus,
+                            poisson_ratio=poisson_ratio, inversion=inversion, damping_stiffness=damping_stiffness)
+        place = placement(transform, what, translation=translation, rotation=rotation, scale=scale)
+        placed = None if coarse is None else (place.apply(coarse[0]), coarse[1])
+        data = embed_body(place.apply(fine_vertices), fine_elements, placed, resolution, mat.density, mass)
+        i = self._append_body(Transform().apply(data.coarse_vertices), data.coarse_tets, mat, velocity,
+                              angular_velocity, fixed)
         self._bodies[i].embedded = data
         return i
 
-    def add_affine_body(self, vertices, elements, *, density=1000.0, stiffness=1e7, translation=(0.0, 0.0, 0.0),
-                        rotation=None, scale=1.0, velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0),
-                        fixed=False, inversion=DEFAULT_INVERSION, damping_stiffness=0.0) -> int:
+    def add_affine_body(self, vertices, elements, *, transform=None, material=None, velocity=(0.0, 0.0, 0.0),
+                        angular_velocity=(0.0, 0.0, 0.0), fixed=False, translation=None, rotation=None, scale=None,
+                        density=None, stiffness=None, inversion=None, damping_stiffness=None) -> int:
         """Add an affine body (ABD, 004 §III-D): a stiff body whose only unknowns are the 4 nodes of one tet
         enclosing it (12 dofs: x = A X + p), carrying the body's whole surface for contact; returns its body id.
 
         vertices (n, 3) [m] with elements (t, 4) tets or (f, 3) a closed triangle surface (its volume and mass);
-        stiffness: kappa_a [Pa] of the orthogonality energy kappa_a ||F F^T - I||^2 times the body's volume
-        (material "ABD"; the paper's stiff parts use 1e7 Pa); the mass is the full 12x12 J^T M J of the fine body
-        (its exact inertia about any axis). fixed: True holds the body in place (an affine obstacle that still
-        reports its contact forces). Its 4 nodes are the body's vertices 0..3 for ``add_dirichlet`` (e.g.
-        ``add_dirichlet(i, indices=range(4), ...)`` drives the whole body). inversion: "prevent" keeps det A > 0
+        material: ``Material.affine(stiffness, density, damping_stiffness, inversion)`` (a Material named "ABD"),
+        or the same through the keywords (not both): stiffness kappa_a [Pa] of the orthogonality energy
+        kappa_a ||F F^T - I||^2 times the body's volume (the paper's stiff parts use 1e7 Pa, the default); the
+        mass is the full 12x12 J^T M J of the fine body (its exact inertia about any axis). fixed: True holds the
+        body in place (an affine obstacle that still reports its contact forces). Its 4 nodes are the body's
+        vertices 0..3 for ``add_dirichlet`` (e.g. ``add_dirichlet(i, indices=range(4), ...)`` drives the whole
+        body). inversion: "prevent" keeps det A > 0
         (A the body's affine map: the F of its enclosing tet, so every tet of the body keeps its orientation);
         "allow" lets A reflect. damping_stiffness [s] damps the orthogonality energy's stretch and shear of A (its
         Hessian at a rotation annihilates infinitesimal rotations, and any translation: the rigid motion is not
@@ -173,25 +156,32 @@ class ModelBuilder:
         """
         from .embedded import embed_body, enclosing_tet
 
-        fine = _placed(vertices, scale, rotation, translation)
-        if not (np.isfinite(stiffness) and stiffness > 0):
-            raise ValueError(f"body {len(self._bodies)}: affine stiffness must be positive [Pa], got {stiffness}")
-        data = embed_body(fine, elements, enclosing_tet(fine), None, density, "consistent")
-        i = self.add_body(data.coarse_vertices, data.coarse_tets, density=density, youngs_modulus=stiffness,
-                          poisson_ratio=0.0, velocity=velocity, angular_velocity=angular_velocity,
-                          fixed=np.full(4, bool(fixed)), material="ABD", inversion=inversion,
-                          damping_stiffness=damping_stiffness)
+        what = f"body {len(self._bodies)}"
+        fine = placement(transform, what, translation=translation, rotation=rotation, scale=scale).apply(vertices)
+        if material is None:
+            mat = body_material("ABD", what, youngs_modulus=AFFINE_STIFFNESS if stiffness is None else stiffness,
+                                poisson_ratio=0.0, density=density, inversion=inversion,
+                                damping_stiffness=damping_stiffness)
+        elif isinstance(material, Material) and material.name == "ABD":
+            mat = body_material(material, what, stiffness=stiffness, density=density, inversion=inversion,
+                                damping_stiffness=damping_stiffness)
+        else:
+            raise ValueError(f"{what}: an affine body's material must be a Material named 'ABD' (Material.affine), "
+                             f"got {material!r}")
+        data = embed_body(fine, elements, enclosing_tet(fine), None, mat.density, "consistent")
+        i = self._append_body(Transform().apply(data.coarse_vertices), data.coarse_tets, mat, velocity,
+                              angular_velocity, np.full(4, bool(fixed)))
         self._bodies[i].embedded = data
         return i
 
-    def add_obstacle(self, vertices, elements, *, translation=(0.0, 0.0, 0.0), rotation=None, scale=1.0,
-                     velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), center=None,
-                     time_range=(0.0, math.inf), keyframes=None) -> int:
+    def add_obstacle(self, vertices, elements, *, transform=None, velocity=(0.0, 0.0, 0.0),
+                     angular_velocity=(0.0, 0.0, 0.0), center=None, time_range=(0.0, math.inf), keyframes=None,
+                     translation=None, rotation=None, scale=None) -> int:
         """Add a static or kinematic obstacle; returns its obstacle index (its collision body id is the
         number of bodies plus this index).
 
         Args:
-            vertices: (k, 3) [m], placed like ``add_body``.
+            vertices: (k, 3) [m], placed like ``add_body`` (transform, or translation, rotation, scale).
             elements: (f, 3) int triangles (an open or closed surface), (t, 4) int tets (their boundary),
                 (e, 2) int edges (codimensional segments), (p, 1) int point indices, or None (every vertex is a
                 codimensional point).
@@ -206,7 +196,8 @@ class ModelBuilder:
         The obstacle's vertices are not unknowns: at every step they move to their prescribed positions.
         """
         i = len(self._obstacles)
-        v = _placed(vertices, scale, rotation, translation)
+        place = placement(transform, f"obstacle {i}", translation=translation, rotation=rotation, scale=scale)
+        v = place.apply(vertices)
         if elements is None:
             e = np.arange(len(v), dtype=np.int64).reshape(-1, 1)
         else:
@@ -385,14 +376,15 @@ class ModelBuilder:
         groups: dict[str, list[np.ndarray]] = {}
         start = 0
         for b in self._bodies:
-            m, l = ((b.youngs_modulus, 0.0) if b.material == "ABD"  # kappa_a ||F^T F - I||^2, kappa_a = mu
-                    else lame_parameters(b.youngs_modulus, b.poisson_ratio))
+            mat = b.material
+            m, l = ((mat.youngs_modulus, 0.0) if mat.name == "ABD"  # kappa_a ||F^T F - I||^2, kappa_a = mu
+                    else lame_parameters(mat.youngs_modulus, mat.poisson_ratio))
             stop = start + len(b.tets)
-            mu[start:stop], lam[start:stop], density[start:stop] = m, l, b.density
-            young[start:stop] = b.youngs_modulus
-            groups.setdefault(b.material, []).append(np.arange(start, stop, dtype=np.int64))
+            mu[start:stop], lam[start:stop], density[start:stop] = m, l, mat.density
+            young[start:stop] = mat.youngs_modulus
+            groups.setdefault(mat.name, []).append(np.arange(start, stop, dtype=np.int64))
             start = stop
-        prevent = np.concatenate([np.full(len(b.tets), b.inversion == "prevent") for b in self._bodies])
+        prevent = np.concatenate([np.full(len(b.tets), b.material.inversion == "prevent") for b in self._bodies])
         x = np.vstack([x_body] + [o.vertices for o in self._obstacles])
         mass = np.zeros(len(x))
         np.add.at(mass, tets.ravel(), np.repeat(density * volume / 4.0, 4))
@@ -435,7 +427,7 @@ class ModelBuilder:
                       material_groups=[(name, np.concatenate(idx)) for name, idx in groups.items()],
                       youngs_modulus=young, is_obstacle=is_obstacle, control=control, surface_map=surface_map,
                       mass_matrix=mass_matrix, prevent_inversion=prevent,
-                      damping_stiffness=np.repeat([b.damping_stiffness for b in self._bodies],
+                      damping_stiffness=np.repeat([b.material.damping_stiffness for b in self._bodies],
                                                   [len(b.tets) for b in self._bodies]).astype(np.float64))
         v = np.zeros_like(x)
         for b, o in zip(self._bodies, offsets):

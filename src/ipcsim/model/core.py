@@ -25,9 +25,10 @@ DEFAULT_INVERSION = "allow"
 
 
 def check_inversion(value, what: str) -> str:
-    """value if it is one of ``INVERSION_MODES``, else ValueError naming ``what`` (e.g. "body 2")."""
+    """value if it is one of ``INVERSION_MODES``, else ValueError naming ``what`` (e.g. "body 2"; "": no prefix)."""
     if value not in INVERSION_MODES:
-        raise ValueError(f"{what}: inversion must be one of {', '.join(map(repr, INVERSION_MODES))}, got {value!r}")
+        prefix = f"{what}: " if what else ""
+        raise ValueError(f"{prefix}inversion must be one of {', '.join(map(repr, INVERSION_MODES))}, got {value!r}")
     return value
 
 

@@ -11,6 +11,7 @@ import copy
 
 import numpy as np
 
+from ..model.values import Material
 from .common import DEFAULTS, Geometry, accepts, filled, time_range
 from .placement import place, select_in_box, world_box
 
@@ -150,28 +151,34 @@ def _neumann(r, raw: dict, path: list, nodes, kind: str) -> dict:
     return out
 
 
+def material_of(body: dict) -> Material:
+    """A resolved body's ``Material`` (an affine body's: ``Material.affine`` of its stiffness) with its inversion
+    option and stiffness-proportional damping beta [s] (``solvers.stiffness_damping``; 0 when absent)."""
+    mat = body["material"]
+    common = dict(density=float(mat["density"]), inversion=body.get("inversion", DEFAULTS["inversion"]),
+                  damping_stiffness=float(body.get("damping", {}).get("stiffness", 0.0)))
+    if body_kind(body) == "affine":
+        return Material.affine(stiffness=float(body["affine"]["stiffness"]), **common)
+    return Material(name=mat["model"], youngs_modulus=float(mat["youngs_modulus"]),
+                    poisson_ratio=float(mat["poisson_ratio"]), **common)
+
+
 def add_body(builder, body: dict, g: Geometry, path: list, error) -> int:
     """Add a resolved body (its Geometry g) to builder; returns its body id. error(path, message) makes the
     SceneError for a ValueError of the builder."""
-    mat, init = body["material"], body["initial_velocity"]
-    motion = dict(velocity=init["linear"], angular_velocity=init["angular"],
-                  inversion=body.get("inversion", DEFAULTS["inversion"]))
-    beta = body.get("damping", {}).get("stiffness", 0.0)
-    if beta:  # stiffness-proportional damping beta [s] (``solvers.stiffness_damping``)
-        motion["damping_stiffness"] = float(beta)
+    init = body["initial_velocity"]
+    motion = dict(velocity=init["linear"], angular_velocity=init["angular"])
     kind = body_kind(body)
     try:
+        material = material_of(body)
         if kind == "affine":
-            a = body["affine"]
-            return builder.add_affine_body(g.placed, g.elements, density=float(mat["density"]),
-                                           stiffness=float(a["stiffness"]), fixed=bool(a["fixed"]), **motion)
-        elastic = dict(density=float(mat["density"]), youngs_modulus=float(mat["youngs_modulus"]),
-                       poisson_ratio=float(mat["poisson_ratio"]), material=mat["model"])
+            return builder.add_affine_body(g.placed, g.elements, material=material,
+                                           fixed=bool(body["affine"]["fixed"]), **motion)
         if kind == "embedded":
             e = body["embedding"]
             return builder.add_embedded_body(g.placed, g.elements, coarse=g.coarse, resolution=_resolution(e),
-                                             mass=e["mass"], **elastic, **motion)
-        return builder.add_body(g.placed, g.elements, **elastic, **motion)
+                                             mass=e["mass"], material=material, **motion)
+        return builder.add_body(g.placed, g.elements, material=material, **motion)
     except ValueError as exc:
         raise error(path + ([kind] if kind == "affine" else ["embedding"] if kind == "embedded" else []),
                     str(exc)) from None

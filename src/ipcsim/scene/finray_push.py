@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..geometry.finray import TPU_MATERIAL, finray_base_vertices, finray_cage, finray_finger
-from ..model import ModelBuilder
+from ..model import Material, ModelBuilder
 from ..solvers.integrator_solvers import ContactParameters, make_solver
 
 #: the finger of the check: thin in z (4 mm) to keep the full-space reference small, 0.8 mm triangles (walls
@@ -59,18 +59,17 @@ def cylinder_surface(radius: float, length: float, n: int = 24) -> tuple[np.ndar
 def _add_finger(b: ModelBuilder, finger: dict, cage) -> int:
     """cage: None (full space), ("voxel", cell size [m]) or ("conforming", finray_cage keyword dict)."""
     v, t = finray_finger(**finger)
-    mat = dict(youngs_modulus=TPU_MATERIAL["youngs_modulus"], poisson_ratio=TPU_MATERIAL["poisson_ratio"],
-               density=TPU_MATERIAL["density"], material="LCR")
+    tpu = Material(name="LCR", **TPU_MATERIAL)
     if cage is None:
         fixed = np.zeros(len(v), bool)
         fixed[finray_base_vertices(v)] = True
-        return b.add_body(v, t, fixed=fixed, **mat)
+        return b.add_body(v, t, fixed=fixed, material=tpu)
     kind, arg = cage
     if kind == "voxel":
-        body = b.add_embedded_body(v, t, resolution=arg, **mat)
+        body = b.add_embedded_body(v, t, resolution=arg, material=tpu)
     else:
         shape = {k: val for k, val in finger.items() if k != "resolution"}
-        body = b.add_embedded_body(v, t, coarse=finray_cage(**arg, **shape), **mat)
+        body = b.add_embedded_body(v, t, coarse=finray_cage(**arg, **shape), material=tpu)
     d = b._bodies[body].embedded
     base = finray_base_vertices(d.surface_vertices)  # clamp every node that carries the mounting face
     b.add_dirichlet(body, indices=np.unique(d.surface_map.nodes[base][d.surface_map.weights[base] > 0]))
