@@ -61,6 +61,18 @@ def _flush_row(r, indptr, indices, data, acc, mark, touched, nt, miss_r, miss_c,
 
 
 @njit(cache=True)
+def _gather(data, dst, src, values, weight, add):
+    """data[dst] = weight * values[src] (add False) or data[dst] += weight * values[src] (add True), in one pass
+    (NumPy's fancy indexing makes two temporaries); the same arithmetic, so the same bits."""
+    if add:
+        for k in range(dst.shape[0]):
+            data[dst[k]] += weight * values[src[k]]
+    else:
+        for k in range(dst.shape[0]):
+            data[dst[k]] = weight * values[src[k]]
+
+
+@njit(cache=True)
 def _scatter_surface(weight, s_indptr, s_indices, s_data, surf_to_red, indptr, indices, data, miss_r, miss_c,
                      miss_v):
     """data += weight * C for C's entries in free rows/cols (surf_to_red: reduced index of each C row/column, -1
@@ -446,7 +458,7 @@ class SystemMatrix:
         """H_ff data (nnz,) on pat, and the (rows, cols, values) of surface entries outside it, in the order of the
         terms (None if none)."""
         data = np.zeros(pat.nnz)
-        data[pat.elastic_dst] = self.elastic_weight * self.elastic.data[pat.elastic_src]
+        _gather(data, pat.elastic_dst, pat.elastic_src, self.elastic.data, self.elastic_weight, False)
         data[pat.diagonal] += self.diagonal_term[pat.free]
         jmap = self.surface_map
         if jmap.is_selection:
@@ -461,7 +473,7 @@ class SystemMatrix:
         rows, cols, vals = [], [], []
         for w, h, same, surface in terms:
             if same:  # the elastic pattern: a direct gather
-                data[pat.elastic_dst] += w * h.data[pat.elastic_src]
+                _gather(data, pat.elastic_dst, pat.elastic_src, h.data, w, True)
                 continue
             if surface and red is not None:
                 size = h.nnz * red.shape[1] ** 2
