@@ -171,6 +171,7 @@ def test_json_example_builds_the_demos_scene():
     assert sim.model.n_vertices == ref.model.n_vertices
     assert np.abs(sim.state.x - ref.state.x).max() < 1e-9  # measured 6e-11 (file decimals)
     assert np.array_equal(sim.model.collision_mesh.faces, ref.model.collision_mesh.faces)
+    assert sim.solver.warm_start and ref.solver.warm_start and sim.solver.tol == ref.solver.tol
     for t in (0.5, 1.2, 3.0):  # the gripper carries the same nodes to the same places
         a = sim.model.control.targets(sim.state.x, 0.0, t)
         b = ref.model.control.targets(ref.state.x, 0.0, t)

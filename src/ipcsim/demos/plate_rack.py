@@ -116,7 +116,8 @@ def plate_rack(params: PlateRackParameters | None = None) -> tuple[Simulation, d
     model, state = b.finalize()
     pairs = {(ids["plate"], ids[f]): p.finger_mu for f in ("left_finger", "right_finger")}
     solver = ImplicitEulerSolver(model, ContactParameters(dhat=DHAT),
-                                 friction=FrictionParameters(mu=p.mu, eps_v=1e-3, pair_mu=pairs), tol=p.tol)
+                                 friction=FrictionParameters(mu=p.mu, eps_v=1e-3, pair_mu=pairs), tol=p.tol,
+                                 warm_start=True)  # 2.92 -> 1.79 Newton it/step (clean, embedded, h = 0.01 s)
     every = max(1, int(round(0.02 / p.dt)))
     sim = Simulation(model, state, solver, p.dt, p.end_time, {"every": every, "render": True},
                      name=f"plate-rack-{p.trajectory}", body_names=list(ids), obstacle_names=["stand_a", "stand_b"])

@@ -349,7 +349,7 @@ def scene_json(trajectory: str, mesh_dir: str, mu: float = 0.5, finger_mu: float
             "contact": {"dhat": DHAT},
             "friction": {"mu": mu, "eps_v": 1e-3, "pairs": [{"bodies": ["plate", f"{side}_finger"], "mu": finger_mu}
                                                            for side in ("left", "right")]},
-            "solver": {"tol": 1e-2},
+            "solver": {"tol": 1e-2, "warm_start": True},
             "bodies": bodies, "obstacles": obstacles,
             "half_spaces": [{"origin": [0, 0, 0], "normal": [0, 1, 0], "friction": mu}],
             "grippers": [{"name": "gripper", "trajectory": trajectory, "axis": [1, 0, 0], "attachments": [
