@@ -4,8 +4,9 @@ Dynamics solver (``ipcsim.face.FacePDSolver``).
 Given an iterate q (n, 3) [m], a search direction p (n, 3) [m] and the collision surface s = J q (J linear, so
 s moves on straight lines), a step q + alpha p is taken in two stages (001 §3):
 
-1. the step bound alpha_max: one trajectory broad phase over (J q, J (q + p)) (boxes inflated by dhat / 2) and
-   additive CCD on its candidates (``collision_free_bound``); callers may lower it further (the inversion bound);
+1. the step bound alpha_max: one trajectory broad phase over (J q, J (q + p)) (boxes inflated by dhat / 2; or the
+   superset a ``CandidateSkin`` kept from an earlier, wider one) and additive CCD on its candidates
+   (``collision_free_bound``); callers may lower it further (the inversion bound);
 2. ``backtrack``: halving from alpha_max until the energy E(q + alpha p) is at most E(q), then, when a trial was
    rejected and the model says the minimum lies past the accepted trial, up to ``LINE_SEARCH_REFINEMENTS``
    bisections of the bracket [accepted, rejected] that keep the lowest energy (stopping after
@@ -29,7 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from ..contact.broad_phase import build_candidates
+from ..contact.broad_phase.boxes import vertex_boxes6
 from ..contact.ccd import compute_collision_free_stepsize
 
 #: bisections of the bracket [accepted, rejected] after a backtracking line search (``backtrack``)
@@ -65,11 +69,55 @@ class LineSearchResult:
     decreased: bool
 
 
-def collision_free_bound(mesh, s0, s1, dhat: float):
+class CandidateSkin:
+    """Broad-phase candidates kept for later queries whose boxes lie inside the boxes they were built from (a
+    Verlet skin): a query (motion s0 -> s1, vertex boxes inflated by r) is answered with the kept candidates when
+    every vertex box is inside the kept one, else by a new broad phase with boxes inflated by r + ``skin`` [m].
+
+    Every pair whose boxes overlap in the query overlaps in the kept boxes (a face's or edge's box is the union
+    of its vertices'), so the kept candidates hold the query's own: a superset. The narrow phases filter by
+    distance (the active set: d < dhat; CCD: time of impact), so they find the same stencils in the same
+    (sorted) order and the same step bound; the extra pairs cost narrow-phase tests. Within a Newton solve the
+    warm start's or first direction's broad phase then serves the later, small corrections.
+    ``builds`` / ``reuses`` count the two cases; ``clear`` forgets the kept candidates.
+    """
+
+    def __init__(self, skin: float):
+        if not (skin >= 0.0 and np.isfinite(skin)):
+            raise ValueError(f"skin must be finite and >= 0 [m], got {skin}")
+        self.skin = float(skin)
+        self.builds = self.reuses = 0
+        self.clear()
+
+    def clear(self) -> None:
+        self._kept = None  # (mesh, r, vertex boxes (n, 6) [m] the candidates were built from, candidates)
+
+    def candidates(self, mesh, s0, s1=None, inflation_radius: float = 0.0):
+        """``build_candidates(mesh, s0, s1, inflation_radius)`` or a superset of it (see the class doc)."""
+        r = float(inflation_radius)
+        s0 = np.ascontiguousarray(s0, np.float64)
+        s1 = s0 if s1 is None else np.ascontiguousarray(s1, np.float64)
+        box = vertex_boxes6(s0, s1, r)
+        kept = self._kept
+        if (kept is not None and kept[0] is mesh and kept[1] == r and kept[2].shape == box.shape
+                and np.all(box[:, :3] >= kept[2][:, :3]) and np.all(box[:, 3:] <= kept[2][:, 3:])):
+            self.reuses += 1
+            return kept[3]
+        self.builds += 1
+        found = build_candidates(mesh, s0, s1, inflation_radius=r + self.skin)
+        self._kept = (mesh, r, vertex_boxes6(s0, s1, r + self.skin), found)
+        return found
+
+
+def collision_free_bound(mesh, s0, s1, dhat: float, skin: CandidateSkin | None = None):
     """(trajectory candidates, alpha_max in [0, 1]) for the surface moving on straight lines from s0 to s1
     (n_surface, 3) [m]: one broad phase with boxes inflated by dhat / 2 [m] (their candidates serve every
-    line-search trial's active set) and the largest collision-free step fraction (additive CCD)."""
-    candidates = build_candidates(mesh, s0, s1, inflation_radius=0.5 * dhat)
+    line-search trial's active set; with a ``CandidateSkin``, its kept superset where it holds them) and the
+    largest collision-free step fraction (additive CCD)."""
+    if skin is None:
+        candidates = build_candidates(mesh, s0, s1, inflation_radius=0.5 * dhat)
+    else:
+        candidates = skin.candidates(mesh, s0, s1, inflation_radius=0.5 * dhat)
     return candidates, compute_collision_free_stepsize(mesh, s0, s1, candidates=candidates)
 
 

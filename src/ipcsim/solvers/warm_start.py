@@ -41,7 +41,7 @@ def extrapolated_start(solver, x_t: np.ndarray, v_t: np.ndarray, prescribed: np.
         return x_t.copy(), 0.0, None
     mesh = solver.model.collision_mesh
     xs0, xs1 = solver.model.surface_map.apply(x_t), solver.model.surface_map.apply(guess)
-    candidates, alpha = collision_free_bound(mesh, xs0, xs1, solver.contact.dhat)
+    candidates, alpha = collision_free_bound(mesh, xs0, xs1, solver.contact.dhat, solver.candidate_skin)
     alpha = min(float(alpha), solver.elastic.max_step(x_t, p, prescribed))
     if alpha <= 0.0:
         return x_t.copy(), 0.0, None
