@@ -107,11 +107,12 @@ def _run(params, check_intersections=True):
 
 @pytest.mark.parametrize("mode", list(MODES))
 def test_every_frame_of_the_paper_grasp_is_intersection_free_and_the_teddy_is_lifted(mode):
-    """The paper's linear-corotated bubbles. Measured at h = 0.02 s, undamped (the teddy's rise over the lift and
-    hold; Newton iterations per step): full 0.0919 m (77 % of the 0.12 m lift, 3.11), medium 0.0930 m (77 %, 3.21),
-    low 0.0922 m (77 %, 3.48). Short of issue #23's 80 %: the soft bubbles (E 1e4 Pa) shear under the teddy's
-    weight, and these ones invert in the squeeze (18 / 50 / 67 of their 424 tets, volume ratio down to -0.70 /
-    -1.57 / -2.09, from t = 1.1-1.4 s); neo-Hookean bubbles lift 80 / 81 / 86 % (below)."""
+    """The paper's linear-corotated bubbles. Measured at h = 0.02 s with the paper set-up's damping (beta 0.05 s)
+    and the warm start (the teddy's rise over the lift and hold; Newton iterations per step): full 0.0921 m (77 % of
+    the 0.12 m lift, 2.69), medium 0.0929 m (77 %, 2.50), low 0.0921 m (77 %, 2.51) (earlier, undamped: 0.0919 /
+    0.0930 / 0.0922 m). Short of issue #23's 80 %: the soft bubbles (E 1e4 Pa) shear under the teddy's weight, and
+    these ones invert in the squeeze (smallest volume ratio -0.66 / -2.83 / -2.15; undamped 18 / 50 / 67 of their
+    424 tets inverted, from t = 1.1-1.4 s); neo-Hookean bubbles lift 80 / 81 / 86 % (below)."""
     rise, worst, unconverged, _ = _run(GraspParameters(mode=mode, dt=0.02))
     assert unconverged == 0 and 0 < worst < 1e-3
     assert rise >= 0.7 * LIFT_HEIGHT
