@@ -8,7 +8,8 @@ by frame and back to back (``bench_face``'s interleaving: a change of the machin
 from the same state: the sequence's frames before the window (same stride) solved once by 'woodbury'. square (a
 dense 3 n2 Cholesky per global step) runs only the window's first ``--square-frames`` frames.
 
-Printed per sequence: the table (ms per frame, 000 Table 1's split), the ratios of ``bench_face.print_ratios``, the
+Printed after each frame: every configuration's time, global steps and, where the proxy crosses itself at the
+frame's end, its crossing pairs (so a run stopped early can still be summed). Printed per sequence: the table (ms per frame, 000 Table 1's split), the ratios of ``bench_face.print_ratios``, the
 intersecting frames of o (no collision handling), of penalty and of each IPC configuration (the proxy checked
 with ``contact.intersection.find_intersections``, exact), and ``woodbury speedup (SEQ): X`` (total frame time of
 triangle over diamond); at the end one line per sequence and an estimate of the full table's time (every
@@ -86,8 +87,9 @@ def run_sequence(model, weights, frames, solvers: dict, square_frames: int) -> d
             stats, solver, hits = runs[label]
             stats.append(solver.frame(weights[f]))
             hits.append(intersecting(model, solver.mesh, solver.x))
-            line.append(f"{label} {stats[-1].time_total:.1f} s/{stats[-1].iterations}")
-        print(f"  frame {f}: " + ", ".join(line), flush=True)
+            crossing = f" ({hits[-1]} crossing pairs)" if hits[-1] else ""
+            line.append(f"{label} {stats[-1].time_total:.1f} s/{stats[-1].iterations}{crossing}")
+        print(f"  frame {f}: " + ", ".join(line), flush=True)  # a partial run can be summed from these lines
     return runs
 
 
