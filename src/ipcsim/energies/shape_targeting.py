@@ -197,6 +197,15 @@ def _threads(n_tets: int) -> int:
 _CHUNK = 256
 
 
+@njit(cache=True, inline="always")
+def _tet_rotation_into(x, tets, dm_inv, a, e, f, m, u, sigma, v, b, r) -> None:
+    """f = F of tet e, r = the rotation R (3, 3) of the local step (``best_rotation_into`` of F A_e); m, u, sigma,
+    v, b: scratch."""
+    deformation_gradient_into(x, tets, dm_inv, e, f)
+    _mul_into(f, a, e, m)
+    best_rotation_into(m, r, u, sigma, v, b)
+
+
 @twin
 def _local_step_kernel(x, tets, dm_inv, a, r_out):
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
@@ -205,9 +214,7 @@ def _local_step_kernel(x, tets, dm_inv, a, r_out):
         v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
         sigma = np.empty(3)
         for e in range(ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0])):
-            deformation_gradient_into(x, tets, dm_inv, e, f)
-            _mul_into(f, a, e, m)
-            best_rotation_into(m, r, u, sigma, v, b)
+            _tet_rotation_into(x, tets, dm_inv, a, e, f, m, u, sigma, v, b, r)
             for i in range(3):
                 for j in range(3):
                     r_out[e, i, j] = r[i, j]
@@ -237,9 +244,7 @@ def _local_residual_kernel(x, tets, dm_inv, a, w, rot_out, res_out, e_out):
         v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
         d, sigma = np.empty((3, 3)), np.empty(3)
         for e in range(ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0])):
-            deformation_gradient_into(x, tets, dm_inv, e, f)
-            _mul_into(f, a, e, m)
-            best_rotation_into(m, r, u, sigma, v, b)
+            _tet_rotation_into(x, tets, dm_inv, a, e, f, m, u, sigma, v, b, r)
             for i in range(3):
                 for j in range(3):
                     rot_out[e, i, j] = r[i, j]
