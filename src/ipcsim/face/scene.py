@@ -47,7 +47,7 @@ DENSE_SOLVERS = ("schur", "woodbury")  # the solvers whose dense algebra "device
 SEQUENCE_NAMES = ("shipped", *SEQUENCES)
 DEFAULTS = {"face": "small", "sequence": "shipped", "frames": "all", "every": 1, "solver": "woodbury", "device": "cpu",
             "contact": {"enabled": True, "dhat": None, "dhat_rel": 1e-3, "kappa": None, "convergent": True},
-            "x2": None, "tol": 1e-4, "max_iterations": 200,
+            "x2": None, "tol": 1e-4, "max_iterations": 500,
             "output": {"volume": False, "render": False, "view": {"azimuth_deg": 180.0, "elevation_deg": 10.0},
                        "preview_bodies": ["skin"]}}
 _TOP = ("format", "name", *DEFAULTS)

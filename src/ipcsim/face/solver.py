@@ -129,7 +129,8 @@ class FacePDSolver:
     Args:
         model: the ``FaceModel``; solver: global-step solver name ('direct', 'pcg', 'schur', 'woodbury') or a
         ``global_step.GlobalSolver``; contact: ``FaceContact``; tol: stopping rule relative to the proxy's rest
-        bounding-box diagonal; max_iterations: per frame; x2: collision-aware simulation-vertex ids (None:
+        bounding-box diagonal; max_iterations: per frame (global steps; the local-global iteration converges
+        linearly: the large face's press_roll frames 40 and 44 need 206 and 254, ``docs/face_benchmark.md``); x2: collision-aware simulation-vertex ids (None:
         ``regions.collision_aware_vertices(model, rings=x2_rings)``); backend: ``linear.Factorization``
         backend; pcg_rtol: relative residual of 'pcg'; device: where the dense algebra of 'schur' / 'woodbury' runs,
         'cpu' (default) or 'gpu' (CuPy; ``global_step``, ``dense_device``: DeviceError without CuPy or a GPU).
@@ -137,7 +138,7 @@ class FacePDSolver:
     """
 
     def __init__(self, model, solver="woodbury", contact: FaceContact | None = None, tol: float = 1e-4,
-                 max_iterations: int = 200, x2=None, x2_rings: int = 0, backend: str = "auto",
+                 max_iterations: int = 500, x2=None, x2_rings: int = 0, backend: str = "auto",
                  pcg_rtol: float = 1e-12, device: str = "cpu"):
         self.model = model
         self.contact = contact or FaceContact()
