@@ -12,6 +12,12 @@ Error (per run, against its own mode's reference; x: teddy surface positions (N_
 
     E(h)       = 1/K sum_k sqrt( 1/N_v sum_v |x_h(t_k)_v - x_ref(t_k)_v|^2 )     [m]  time-averaged RMS (primary)
     E_paper(h) = sqrt( 1/K sum_k 1/N_v sum_v |x_h(t_k)_v - x_ref(t_k)_v|^2 )     [m]  004's formula, same samples
+    E_004(h)   = sqrt( 1/(T/h) sum_i 1/N_v sum_v |x_h(i h)_v - x_ref(i h)_v|^2 )  [m]  004's formula over every step
+                                                                                      i = 1..T/h of the run itself
+
+For E_004 every run also records the teddy after each of its steps, or, when its h is below the study's smallest
+coarse h (the reference), at the multiples of that h (``step_grid``); runs saved without these samples give
+E_004 = None.
 
 The observed order between consecutive h is log(E_i / E_j) / log(h_i / h_j); the "convergence order" printed
 last is the least-squares slope of log E against log h over all coarse h. Wall-clock times are the whole run
@@ -64,6 +70,18 @@ def sample_steps(end_time: float, dt: float, interval: float = SAMPLE_INTERVAL) 
     return every * np.arange(1, n_samples + 1)
 
 
+def step_grid(end_time: float, dt: float, fine: float) -> np.ndarray:
+    """(T / max(dt, fine),) int: the step indices (1-based) of E_004's samples for a run with step dt: every step
+    when dt >= fine (the study's smallest coarse h), else the steps landing on fine, 2 fine, ..., end_time
+    (ValueError unless dt divides fine and fine divides end_time)."""
+    n_steps = steps_per(end_time, dt, "the end time")
+    if dt >= fine:
+        return np.arange(1, n_steps + 1)
+    every = steps_per(fine, dt, "the smallest coarse step")
+    steps_per(end_time, fine, "the end time")
+    return np.arange(every, n_steps + 1, every)
+
+
 def record(step, positions, n_steps: int, at: np.ndarray) -> np.ndarray:
     """Call step() n_steps times and positions() after the steps listed in at (ascending, 1-based); returns the
     stacked positions (len(at), ...)."""
@@ -96,6 +114,20 @@ def paper_error(x_h: np.ndarray, x_ref: np.ndarray) -> float:
     return float(np.sqrt(np.mean(rms_per_sample(x_h, x_ref) ** 2)))
 
 
+def step_error(rec: dict, ref: dict) -> float | None:
+    """E_004(h) [m] of the run record rec against the reference record ref (module docstring): 004's formula over
+    every step of rec, the reference read at the same times; None when either lacks its step samples. ValueError
+    when the reference has no sample at one of rec's step times."""
+    if "step_samples" not in rec or "step_samples" not in ref:
+        return None
+    times, ref_times = np.asarray(rec["step_times"]), np.asarray(ref["step_times"])
+    idx = np.searchsorted(ref_times, times - 1e-9)
+    if np.any(idx >= len(ref_times)) or not np.allclose(ref_times[np.minimum(idx, len(ref_times) - 1)], times,
+                                                         rtol=0, atol=1e-9):
+        raise ValueError(f"the reference has no sample at some step times of h={rec['dt']:g}")
+    return paper_error(np.asarray(rec["step_samples"]), np.asarray(ref["step_samples"])[idx])
+
+
 def observed_orders(hs, errors) -> list:
     """Orders log(E_i / E_{i+1}) / log(h_i / h_{i+1}) between consecutive (h, E) pairs sorted by h (None
     where an error is not positive)."""
@@ -115,10 +147,11 @@ def fitted_order(hs, errors) -> float:
     return float(np.polyfit(lh, le, 1)[0])
 
 
-def run_grasp(mode: str, dt: float, end_time: float, tol: float = DEMO_TOL) -> dict:
+def run_grasp(mode: str, dt: float, end_time: float, tol: float = DEMO_TOL, fine: float = SAMPLE_INTERVAL) -> dict:
     """Simulate the grasp in one mode with step dt from t = 0 to end_time, recording the teddy's surface at the
-    sample times (one untimed step first: Numba's cache); returns the run's record (samples (K, N_v, 3) [m],
-    times (K,) [s], wall [s], ...)."""
+    sample times and at E_004's (``step_grid`` with the study's smallest coarse h fine [s]; one untimed step
+    first: Numba's cache); returns the run's record (samples (K, N_v, 3) [m], times (K,) [s], step_samples
+    (S, N_v, 3) [m], step_times (S,) [s], wall [s], ...)."""
     from ipcsim.demos.teddy_grasp import GraspParameters, teddy_grasp
 
     params = GraspParameters(mode=mode, dt=dt, end_time=end_time, tol=tol)
@@ -128,6 +161,8 @@ def run_grasp(mode: str, dt: float, end_time: float, tol: float = DEMO_TOL) -> d
     model = sim.model
     teddy = model.collision_mesh.body == 0
     at = sample_steps(end_time, dt)
+    fine_at = step_grid(end_time, dt, fine)
+    every = np.union1d(at, fine_at)
     n_steps = steps_per(end_time, dt, "the end time")
     run = {"state": sim.state, "iterations": 0, "unconverged": 0, "min_distance": math.inf}
 
@@ -141,9 +176,11 @@ def run_grasp(mode: str, dt: float, end_time: float, tol: float = DEMO_TOL) -> d
 
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
-    samples = record(step, lambda: model.surface_positions(run["state"].x)[teddy], n_steps, at)
+    got = record(step, lambda: model.surface_positions(run["state"].x)[teddy], n_steps, every)
     wall = time.perf_counter() - t0
+    samples, step_samples = got[np.isin(every, at)], got[np.isin(every, fine_at)]
     return {"mode": mode, "dt": dt, "end_time": end_time, "tol": tol, "samples": samples, "times": at * dt,
+            "step_samples": step_samples, "step_times": fine_at * dt,
             "wall": wall, "steps": n_steps, "iterations": run["iterations"], "unconverged": run["unconverged"],
             "min_distance": run["min_distance"], "n_vertices": int(teddy.sum()),
             "load": [load0, os.getloadavg()[0]]}
@@ -167,9 +204,10 @@ def run_path(out: Path, mode: str, dt: float, tol: float = DEMO_TOL) -> Path:
     return out / (f"{mode}_h{dt:g}" + (f"_tol{tol:g}" if tol != DEMO_TOL else "") + ".npz")
 
 
-def load_or_run(out: Path, mode: str, dt: float, end_time: float, rerun: bool, tol: float = DEMO_TOL) -> dict:
-    """The run's record from its npz in out (same end time and tolerance) or a fresh run, saved there; prints a
-    line."""
+def load_or_run(out: Path, mode: str, dt: float, end_time: float, rerun: bool, tol: float = DEMO_TOL,
+                fine: float = SAMPLE_INTERVAL) -> dict:
+    """The run's record from its npz in out (same end time and tolerance) or a fresh run (E_004's grid: fine
+    [s], ``run_grasp``), saved there; prints a line."""
     path = run_path(out, mode, dt, tol)
     if path.exists() and not rerun:
         with np.load(path) as f:
@@ -178,7 +216,7 @@ def load_or_run(out: Path, mode: str, dt: float, end_time: float, rerun: bool, t
         if abs(rec["end_time"] - end_time) < 1e-12 and rec["tol"] == tol:
             print(f"{mode:>6} h={dt:g}: reusing {path}", flush=True)
             return rec
-    rec = run_grasp(mode, dt, end_time, tol)
+    rec = run_grasp(mode, dt, end_time, tol, fine=fine)
     np.savez_compressed(path, **rec)
     print(f"{mode:>6} h={dt:g}: {rec['steps']} steps in {rec['wall']:.1f} s, {rec['iterations']} Newton it, "
           f"{rec['unconverged']} unconverged, min distance {rec['min_distance']:.2e} m, "
@@ -195,17 +233,21 @@ def _stats(rec: dict) -> dict:
 def study_mode(out: Path, mode: str, ref_dt: float, dts, end_time: float, rerun: bool,
                tol: float = DEMO_TOL) -> dict:
     """Reference and coarse runs of one mode; returns its results.json entry."""
-    ref = load_or_run(out, mode, ref_dt, end_time, rerun, tol)
+    fine = min(dts)
+    ref = load_or_run(out, mode, ref_dt, end_time, rerun, tol, fine)
     runs = []
     for dt in sorted(dts):
-        rec = load_or_run(out, mode, dt, end_time, rerun, tol)
+        rec = load_or_run(out, mode, dt, end_time, rerun, tol, fine)
         if not np.allclose(rec["times"], ref["times"], rtol=0, atol=1e-9):
             raise RuntimeError(f"{mode}: sample times of h={dt:g} differ from the reference's")
         runs.append({**_stats(rec), "E": time_averaged_error(rec["samples"], ref["samples"]),
-                     "E_paper": paper_error(rec["samples"], ref["samples"]),
+                     "E_paper": paper_error(rec["samples"], ref["samples"]), "E_004": step_error(rec, ref),
                      "rms": [float(v) for v in rms_per_sample(rec["samples"], ref["samples"])]})
     hs, es = [r["h"] for r in runs], [r["E"] for r in runs]
+    e004 = [r["E_004"] for r in runs]
+    order_004 = fitted_order(hs, e004) if all(e is not None for e in e004) else None
     return {"reference": _stats(ref), "end_time": end_time, "tol": tol, "n_vertices": int(ref["n_vertices"]),
+            "order_004": order_004,
             "times": [float(t) for t in ref["times"]],
             "n_samples": len(ref["times"]), "runs": runs, "orders": observed_orders(hs, es),
             "order": fitted_order(hs, es)}
@@ -217,13 +259,14 @@ def print_table(mode: str, res: dict) -> None:
           f"{ref['iterations']} Newton it, {ref['unconverged']} unconverged), end time {res['end_time']:g} s, "
           f"Newton tol {res.get('tol', DEMO_TOL):g}, "
           f"{res['n_vertices']} teddy surface vertices, {res['n_samples']} samples")
-    print(f"{'h [s]':>8} {'E(h) [m]':>10} {'E_paper':>10} {'order':>6} {'wall [s]':>9} {'Newton':>7} "
-          f"{'unconv':>6} {'min d [m]':>9}")
+    print(f"{'h [s]':>8} {'E(h) [m]':>10} {'E_paper':>10} {'E_004':>10} {'order':>6} {'wall [s]':>9} "
+          f"{'Newton':>7} {'unconv':>6} {'min d [m]':>9}")
     orders = [None] + list(res["orders"])
     for r, o in zip(res["runs"], orders):
         os_ = f"{o:6.2f}" if o is not None else f"{'-':>6}"
-        print(f"{r['h']:8g} {r['E']:10.3e} {r['E_paper']:10.3e} {os_} {r['wall']:9.1f} {r['iterations']:7d} "
-              f"{r['unconverged']:6d} {r['min_distance']:9.2e}")
+        e004 = f"{r['E_004']:10.3e}" if r.get("E_004") is not None else f"{'-':>10}"
+        print(f"{r['h']:8g} {r['E']:10.3e} {r['E_paper']:10.3e} {e004} {os_} {r['wall']:9.1f} "
+              f"{r['iterations']:7d} {r['unconverged']:6d} {r['min_distance']:9.2e}")
 
 
 def plot(results: dict, figures: Path) -> list:
@@ -327,6 +370,9 @@ def main(argv=None) -> None:
         print_table(mode, res)
     for p in plot(shown, args.figures or args.out):
         print(f"wrote {p}")
+    for mode, res in shown.items():
+        if res.get("order_004") is not None:
+            print(f"convergence order, 004's E over every step ({mode}): {res['order_004']:.2f}")
     for mode, res in shown.items():
         print(f"convergence order ({mode}): {res['order']:.2f}")
 

@@ -68,8 +68,9 @@ def test_orders_of_a_power_law(conv):
     assert math.isnan(conv.fitted_order([0.01], [1.0]))
 
 
-def _euler_run(conv, mode, dt, end_time):
-    """The study's run record for explicit Euler on x' = -x (3 'vertices' in 3D): first-order in dt."""
+def _euler_run(conv, mode, dt, end_time, fine=None):
+    """The study's run record for explicit Euler on x' = -x (3 'vertices' in 3D): first-order in dt; with fine,
+    also E_004's step samples (``step_grid``)."""
     x = {"v": np.arange(9.0).reshape(3, 3) + 1.0}
 
     def step():
@@ -77,14 +78,19 @@ def _euler_run(conv, mode, dt, end_time):
 
     at = conv.sample_steps(end_time, dt)
     n = conv.steps_per(end_time, dt, "the end time")
-    samples = conv.record(step, lambda: x["v"], n, at)
-    return {"mode": mode, "dt": dt, "end_time": end_time, "samples": samples, "times": at * dt, "wall": n * 1e-4,
+    fine_at = conv.step_grid(end_time, dt, fine) if fine is not None else at
+    every = np.union1d(at, fine_at)
+    got = conv.record(step, lambda: x["v"], n, every)
+    samples = got[np.isin(every, at)]
+    extra = {"step_samples": got[np.isin(every, fine_at)], "step_times": fine_at * dt} if fine is not None else {}
+    return {**extra, "mode": mode, "dt": dt, "end_time": end_time, "samples": samples, "times": at * dt,
+            "wall": n * 1e-4,
             "steps": n, "iterations": n, "unconverged": 0, "min_distance": 1e-3, "n_vertices": 3,
             "load": [0.0, 0.0]}
 
 
 def test_the_whole_study_on_a_first_order_integrator(conv, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(conv, "run_grasp", lambda mode, dt, end, tol: _euler_run(conv, mode, dt, end))
+    monkeypatch.setattr(conv, "run_grasp", lambda mode, dt, end, tol, fine: _euler_run(conv, mode, dt, end, fine))
     args = ["--modes", "low", "--ref-dt", "2.5e-4", "--dts", "0.005,0.01,0.02", "--end-time", "0.4",
             "--out", str(tmp_path), "--no-warmup"]
     conv.main(args)
@@ -93,8 +99,10 @@ def test_the_whole_study_on_a_first_order_integrator(conv, tmp_path, monkeypatch
     assert res["n_samples"] == 20 and res["reference"]["steps"] == 1600
     assert all(0.85 < o < 1.15 for o in res["orders"])
     assert 0.85 < res["order"] < 1.15
+    assert all(r["E_004"] > 0 for r in res["runs"]) and 0.85 < res["order_004"] < 1.15
     out = capsys.readouterr().out
     assert out.strip().splitlines()[-1] == f"convergence order (low): {res['order']:.2f}"
+    assert f"convergence order, 004's E over every step (low): {res['order_004']:.2f}" in out
     for name in ("convergence_error.png", "convergence_wall.png", "convergence_error_wall.png",
                  "convergence_error_time.png"):
         assert (tmp_path / name).stat().st_size > 0
@@ -111,3 +119,24 @@ def test_the_whole_study_on_a_first_order_integrator(conv, tmp_path, monkeypatch
 def test_run_files_carry_a_non_default_tolerance(conv, tmp_path):
     assert conv.run_path(tmp_path, "low", 5e-4).name == "low_h0.0005.npz"
     assert conv.run_path(tmp_path, "full", 0.01, tol=1e-4).name == "full_h0.01_tol0.0001.npz"
+
+
+@pytest.mark.parametrize("dt, expect", [(5e-4, np.arange(10, 81, 10)), (0.005, np.arange(1, 9)),
+                                        (0.01, np.arange(1, 5)), (0.02, np.arange(1, 3))])
+def test_step_grid_is_every_step_or_the_smallest_coarse_step(conv, dt, expect):
+    np.testing.assert_array_equal(conv.step_grid(0.04, dt, 0.005), expect)
+    with pytest.raises(ValueError):
+        conv.step_grid(0.04, 0.003, 0.005)
+
+
+def test_step_error_is_004s_formula_over_every_step_of_the_run(conv):
+    # the reference on the 0.005 s grid, a run with h = 0.01: its steps at 0.01, 0.02 meet reference rows 1, 3
+    ref = {"dt": 5e-4, "step_times": 0.005 * np.arange(1, 5), "step_samples": np.zeros((4, 2, 3))}
+    ref["step_samples"][1, :, 0] = 1.0  # the reference moved at t = 0.01
+    run = {"dt": 0.01, "step_times": np.array([0.01, 0.02]), "step_samples": np.zeros((2, 2, 3))}
+    run["step_samples"][1, 0, 2] = 2.0  # one of two vertices off by 2 at t = 0.02
+    # squared RMS per step: t = 0.01: 1 (the reference's offset), t = 0.02: 4 / 2
+    assert conv.step_error(run, ref) == pytest.approx(math.sqrt(0.5 * (1.0 + 2.0)))
+    assert conv.step_error({"dt": 0.01}, ref) is None
+    with pytest.raises(ValueError):
+        conv.step_error({**run, "step_times": np.array([0.0125, 0.02])}, ref)
