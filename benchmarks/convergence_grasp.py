@@ -206,14 +206,17 @@ def run_path(out: Path, mode: str, dt: float, tol: float = DEMO_TOL) -> Path:
 
 def load_or_run(out: Path, mode: str, dt: float, end_time: float, rerun: bool, tol: float = DEMO_TOL,
                 fine: float = SAMPLE_INTERVAL) -> dict:
-    """The run's record from its npz in out (same end time and tolerance) or a fresh run (E_004's grid: fine
-    [s], ``run_grasp``), saved there; prints a line."""
+    """The run's record from its npz in out (same end time, tolerance and E_004 grid) or a fresh run (E_004's
+    grid: fine [s], ``run_grasp``), saved there; prints a line."""
     path = run_path(out, mode, dt, tol)
     if path.exists() and not rerun:
         with np.load(path) as f:
             rec = {k: f[k].item() if f[k].ndim == 0 else f[k] for k in f.files}
         rec.setdefault("tol", DEMO_TOL)
-        if abs(rec["end_time"] - end_time) < 1e-12 and rec["tol"] == tol:
+        grid = step_grid(end_time, dt, fine) * dt
+        same_grid = "step_times" not in rec or (len(rec["step_times"]) == len(grid)
+                                                and np.allclose(rec["step_times"], grid, rtol=0, atol=1e-9))
+        if abs(rec["end_time"] - end_time) < 1e-12 and rec["tol"] == tol and same_grid:
             print(f"{mode:>6} h={dt:g}: reusing {path}", flush=True)
             return rec
     rec = run_grasp(mode, dt, end_time, tol, fine=fine)

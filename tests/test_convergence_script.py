@@ -107,7 +107,7 @@ def test_the_whole_study_on_a_first_order_integrator(conv, tmp_path, monkeypatch
                  "convergence_error_time.png"):
         assert (tmp_path / name).stat().st_size > 0
     # a second call reuses the saved runs; --plot-only redraws without any run
-    monkeypatch.setattr(conv, "run_grasp", lambda *a: pytest.fail("should not simulate"))
+    monkeypatch.setattr(conv, "run_grasp", lambda *a, **k: pytest.fail("should not simulate"))
     conv.main(args)
     assert "reusing" in capsys.readouterr().out
     (tmp_path / "convergence_error.png").unlink()
@@ -140,3 +140,17 @@ def test_step_error_is_004s_formula_over_every_step_of_the_run(conv):
     assert conv.step_error({"dt": 0.01}, ref) is None
     with pytest.raises(ValueError):
         conv.step_error({**run, "step_times": np.array([0.0125, 0.02])}, ref)
+
+
+def test_saved_runs_on_another_step_grid_are_run_again(conv, tmp_path, monkeypatch):
+    calls = []
+
+    def fake(mode, dt, end, tol, fine):
+        calls.append((dt, fine))
+        return _euler_run(conv, mode, dt, end, fine)
+
+    monkeypatch.setattr(conv, "run_grasp", fake)
+    conv.load_or_run(tmp_path, "low", 5e-4, 0.04, False, fine=0.005)
+    conv.load_or_run(tmp_path, "low", 5e-4, 0.04, False, fine=0.005)  # reused
+    conv.load_or_run(tmp_path, "low", 5e-4, 0.04, False, fine=0.001)  # a finer grid: run again
+    assert calls == [(5e-4, 0.005), (5e-4, 0.001)]
