@@ -15,9 +15,9 @@ Error (per run, against its own mode's reference; x: teddy surface positions (N_
     E_004(h)   = sqrt( 1/(T/h) sum_i 1/N_v sum_v |x_h(i h)_v - x_ref(i h)_v|^2 )  [m]  004's formula over every step
                                                                                       i = 1..T/h of the run itself
 
-For E_004 every run also records the teddy after each of its steps, or, when its h is below the study's smallest
-coarse h (the reference), at the multiples of that h (``step_grid``); runs saved without these samples give
-E_004 = None.
+For E_004 every run also records the teddy after each of its steps, or, when its h is below the largest step that
+every coarse h is a multiple of (the reference), at the multiples of that step (``common_step``, ``step_grid``);
+runs saved without these samples give E_004 = None.
 
 The observed order between consecutive h is log(E_i / E_j) / log(h_i / h_j); the "convergence order" printed
 last is the least-squares slope of log E against log h over all coarse h. Wall-clock times are the whole run
@@ -72,14 +72,21 @@ def sample_steps(end_time: float, dt: float, interval: float = SAMPLE_INTERVAL) 
 
 def step_grid(end_time: float, dt: float, fine: float) -> np.ndarray:
     """(T / max(dt, fine),) int: the step indices (1-based) of E_004's samples for a run with step dt: every step
-    when dt >= fine (the study's smallest coarse h), else the steps landing on fine, 2 fine, ..., end_time
+    when dt >= fine (``common_step`` of the study's coarse h), else the steps landing on fine, 2 fine, ..., end_time
     (ValueError unless dt divides fine and fine divides end_time)."""
     n_steps = steps_per(end_time, dt, "the end time")
     if dt >= fine:
         return np.arange(1, n_steps + 1)
-    every = steps_per(fine, dt, "the smallest coarse step")
+    every = steps_per(fine, dt, "the common step of the coarse h")
     steps_per(end_time, fine, "the end time")
     return np.arange(every, n_steps + 1, every)
+
+
+def common_step(dts, ref_dt: float) -> float:
+    """The largest step [s] that every h in dts is a multiple of, itself a multiple of ref_dt (E_004's sample
+    grid: each run's every step lands on a sample of the reference); ValueError unless ref_dt divides every h."""
+    k = [steps_per(h, ref_dt, f"h = {h:g}") for h in dts]
+    return math.gcd(*k) * ref_dt
 
 
 def record(step, positions, n_steps: int, at: np.ndarray) -> np.ndarray:
@@ -149,7 +156,7 @@ def fitted_order(hs, errors) -> float:
 
 def run_grasp(mode: str, dt: float, end_time: float, tol: float = DEMO_TOL, fine: float = SAMPLE_INTERVAL) -> dict:
     """Simulate the grasp in one mode with step dt from t = 0 to end_time, recording the teddy's surface at the
-    sample times and at E_004's (``step_grid`` with the study's smallest coarse h fine [s]; one untimed step
+    sample times and at E_004's (``step_grid`` with the coarse h's common step fine [s]; one untimed step
     first: Numba's cache); returns the run's record (samples (K, N_v, 3) [m], times (K,) [s], step_samples
     (S, N_v, 3) [m], step_times (S,) [s], wall [s], ...)."""
     from ipcsim.demos.teddy_grasp import GraspParameters, teddy_grasp
@@ -236,7 +243,7 @@ def _stats(rec: dict) -> dict:
 def study_mode(out: Path, mode: str, ref_dt: float, dts, end_time: float, rerun: bool,
                tol: float = DEMO_TOL) -> dict:
     """Reference and coarse runs of one mode; returns its results.json entry."""
-    fine = min(dts)
+    fine = common_step(dts, ref_dt)
     ref = load_or_run(out, mode, ref_dt, end_time, rerun, tol, fine)
     runs = []
     for dt in sorted(dts):

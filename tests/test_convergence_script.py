@@ -154,3 +154,11 @@ def test_saved_runs_on_another_step_grid_are_run_again(conv, tmp_path, monkeypat
     conv.load_or_run(tmp_path, "low", 5e-4, 0.04, False, fine=0.005)  # reused
     conv.load_or_run(tmp_path, "low", 5e-4, 0.04, False, fine=0.001)  # a finer grid: run again
     assert calls == [(5e-4, 0.005), (5e-4, 0.001)]
+
+
+def test_common_step_of_the_coarse_steps(conv):
+    assert conv.common_step([0.005, 0.01, 0.02], 5e-4) == pytest.approx(0.005)
+    assert conv.common_step([0.001, 0.0025, 0.02], 5e-4) == pytest.approx(5e-4)
+    assert conv.common_step([0.004, 0.01], 5e-4) == pytest.approx(0.002)
+    with pytest.raises(ValueError):
+        conv.common_step([0.0012], 5e-4)
