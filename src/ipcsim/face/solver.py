@@ -250,14 +250,14 @@ class FacePDSolver:
         for it in range(self.max_iterations):
             d_bone = target - pt.x[self.bone]
             arrived = not np.any(d_bone)
-            p = self._direction(pt, d_bone, arrived, stats)
+            p, slope = self._direction(pt, d_bone, arrived, stats)
             ncs.append(self.solver.last_nc)
             stats.iterations += 1
             if arrived and np.max(np.abs(p), initial=0.0) < self.tol * self.bbox:
                 stats.converged = True
                 break
             candidates, alpha = self._ccd(pt, p, stats)
-            new, alpha = self._advance(pt, p, a, alpha, arrived, candidates, target, stats)
+            new, alpha = self._advance(pt, p, a, alpha, arrived, candidates, target, stats, slope)
             if new is None:
                 stats.stalled = True
                 break
@@ -273,8 +273,10 @@ class FacePDSolver:
                            - stats.time_line_search)
         return stats
 
-    def _direction(self, pt: _Point, d_bone, arrived: bool, stats: FrameStats) -> np.ndarray:
-        """The global step p (n, 3) [m] at pt (bone rows: their remaining displacement)."""
+    def _direction(self, pt: _Point, d_bone, arrived: bool, stats: FrameStats) -> tuple[np.ndarray, float]:
+        """The global step p (n, 3) [m] at pt (bone rows: their remaining displacement) and the slope grad E . p
+        [J] (E's derivative along p at alpha = 0: the shape-targeting and barrier gradients, for
+        ``line_search.backtrack``)."""
         t0 = time.perf_counter()
         gc, b_ff, b_fb = self._contact_terms(pt, arrived)
         stats.time_ipc += time.perf_counter() - t0
@@ -290,7 +292,8 @@ class FacePDSolver:
         p[self.free] = self.solver.solve(b_ff, rhs)
         p[self.bone] = d_bone
         stats.time_global += time.perf_counter() - t0
-        return p
+        slope = float(np.vdot(pt.grad, p)) + (float(np.vdot(gc, p)) if gc is not None else 0.0)
+        return p, slope
 
     def _ccd(self, pt: _Point, p, stats: FrameStats):
         """(trajectory candidates or None, alpha_max): the largest collision-free fraction of the step p."""
@@ -301,17 +304,17 @@ class FacePDSolver:
         stats.time_ccd += time.perf_counter() - t0
         return candidates, alpha
 
-    def _advance(self, pt: _Point, p, a, alpha, arrived, candidates, target, stats: FrameStats):
-        """(the next iterate, its step fraction): the line search from alpha on E (``line_search.backtrack``) when
-        the bone has arrived (None when no trial down to alpha < ``line_search.MIN_ALPHA`` decreases E), else
-        the CCD-bounded bone step."""
+    def _advance(self, pt: _Point, p, a, alpha, arrived, candidates, target, stats: FrameStats, slope=None):
+        """(the next iterate, its step fraction): the line search from alpha on E (``line_search.backtrack``, with
+        the slope grad E . p [J]) when the bone has arrived (None when no trial down to alpha <
+        ``line_search.MIN_ALPHA`` decreases E), else the CCD-bounded bone step."""
         t0 = time.perf_counter()
         if arrived:
             def evaluate(step):
                 trial = self._evaluate(pt.x + step * p, a, candidates)
                 return trial, trial.energy
 
-            found = backtrack(evaluate, pt.energy, alpha)
+            found = backtrack(evaluate, pt.energy, alpha, slope=slope)
             stats.line_search_steps += found.trials
             new, alpha = (found.point if found.decreased else None), found.alpha
         else:

@@ -143,9 +143,9 @@ def backtrack(evaluate: Callable[[float], tuple[object, float]], energy: float, 
     model is then cut short by the rejection (a contact it did not see, module doc), and bisecting towards the
     rejected trial can gain; where it puts the minimum behind, the rejection was the model's own curvature and
     the bisections only re-evaluate a rising energy; and only when the first rejection exceeds |E| by more than
-    its round-off (``REFINE_ABOVE_ROUNDOFF``). Without a slope (the face solver): when the first
-    rejection exceeds the energy by ``REFINE_ABOVE`` of |E| (a guard for round-off, which depends on the origin
-    where E has an external-work term; the face's energy has none).
+    its round-off (``REFINE_ABOVE_ROUNDOFF``). The Newton loop and the face solver both give the slope. Without
+    one: when the first rejection exceeds the energy by ``REFINE_ABOVE`` of |E| (a guard for round-off, which
+    depends on the origin where E has an external-work term).
 
     evaluate(alpha) returns (point, E(q + alpha p)) for a step fraction alpha (E may be +inf)."""
     if refinements is None:
