@@ -110,6 +110,13 @@ def _fill_indices(row_ptr, ucol, ucount, indptr, indices):
                     indices[base + 3 * j + q] = c + q
 
 
+@njit(cache=True, inline="always")
+def _entry_blocks(code):
+    """(stencil s, local row vertex a, local column vertex b) of a block entry's source code s * 16 + a * 4 + b
+    (``_fill``)."""
+    return code // 16, (code // 4) % 4, code % 4
+
+
 @twin
 def _write_full(row_ptr, slot, src, ucount, local, indptr, data):
     """data = the sum of the 3x3 blocks local[s, 3a:3a+3, 3b:3b+3] of every entry (row-parallel: no races)."""
@@ -118,10 +125,7 @@ def _write_full(row_ptr, slot, src, ucount, local, indptr, data):
         base = indptr[3 * v]
         data[base:base + 3 * w] = 0.0  # zeroed here, while the rows are in cache (data comes uninitialised)
         for i in range(row_ptr[v], row_ptr[v + 1]):
-            code = src[i]
-            s = code // 16
-            a = (code // 4) % 4
-            b = code % 4
+            s, a, b = _entry_blocks(src[i])
             off = base + 3 * slot[i]
             for r in range(3):
                 for q in range(3):
@@ -141,10 +145,7 @@ def _write_symmetric(row_ptr, slot, src, ucount, upper, indptr, data):
         base = indptr[3 * v]
         data[base:base + 3 * w] = 0.0
         for i in range(row_ptr[v], row_ptr[v + 1]):
-            code = src[i]
-            s = code // 16
-            a = (code // 4) % 4
-            b = code % 4
+            s, a, b = _entry_blocks(src[i])
             off = base + 3 * slot[i]
             # indexed reads: a view upper[s, bi] per entry would update the shared array's reference count
             # atomically, which cost a third of this loop on the sheets benchmark
