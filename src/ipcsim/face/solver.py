@@ -130,8 +130,9 @@ class FacePDSolver:
         model: the ``FaceModel``; solver: global-step solver name ('direct', 'pcg', 'schur', 'woodbury') or a
         ``global_step.GlobalSolver``; contact: ``FaceContact``; tol: stopping rule relative to the proxy's rest
         bounding-box diagonal; max_iterations: per frame (global steps; the local-global iteration converges
-        linearly: the large face's press_roll frames 40 and 44 need 206 and 254, ``docs/face_benchmark.md``); x2: collision-aware simulation-vertex ids (None:
-        ``regions.collision_aware_vertices(model, rings=x2_rings)``); backend: ``linear.Factorization``
+        linearly: the large face's press_roll frames 40 and 44 need 206 and 254, ``docs/face_benchmark.md``);
+        x2: collision-aware simulation-vertex ids (None: ``regions.collision_aware_vertices(model,
+        rings=x2_rings)``); backend: ``linear.Factorization``
         backend; pcg_rtol: relative residual of 'pcg'; device: where the dense algebra of 'schur' / 'woodbury' runs,
         'cpu' (default) or 'gpu' (CuPy; ``global_step``, ``dense_device``: DeviceError without CuPy or a GPU).
     Attributes: x (n, 3) [m] the current equilibrium (the rest shape at construction), n1, n2.
