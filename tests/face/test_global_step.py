@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from ipcsim.face.global_step import SOLVERS, make_global_solver, touched_vertices
+from ipcsim.linalg.factorization import available_backends
 
 NAMES = list(SOLVERS)
 
@@ -129,3 +130,29 @@ def test_bad_inputs():
         make_global_solver("schur").prepare(k, [7])
     with pytest.raises(ValueError, match="empty"):
         make_global_solver("schur").prepare(k, [])
+
+
+@pytest.mark.skipif("pardiso" not in available_backends(), reason="pypardiso not installed")
+def test_000_triangular_split_gives_the_two_solves_step(small_face):
+    """benchmarks/face_schur_split.py: 000 Eq. 7's forward / dense / backward split with M = L^-1 P K12 gives
+    the woodbury step's condensed right-hand side and p1, and K22 - M^T M is its S."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the benchmark loader
+    from _benchmarks import load_benchmark
+    from ipcsim.face import FacePDSolver
+
+    bench = load_benchmark("face_schur_split")
+    g = FacePDSolver(small_face, "woodbury").solver
+    k11 = g.k[g.x1][:, g.x1].tocsr()
+    k11.sort_indices()
+    f, m = bench.split_factor(k11, g.k12)
+    assert 0 < m.nnz < g.n1 * g.n2
+    s = g.k[g.x2][:, g.x2].toarray() - (m.T @ m).toarray()
+    assert np.abs(s - g.s).max() < 1e-13 * np.abs(g.s).max()
+    rng = np.random.default_rng(3)
+    r1, r2, p2 = rng.normal(size=(g.n1, 3)), rng.normal(size=(g.n2, 3)), rng.normal(size=(g.n2, 3))
+    for a, b in zip(bench.two_solves(f, g.k12, g.k21, r1, r2, p2),
+                    bench.triangular_split(f, m, m.T.tocsr(), r1, r2, p2)):
+        assert np.abs(a - b).max() < 1e-13 * np.abs(a).max()

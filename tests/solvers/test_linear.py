@@ -353,3 +353,22 @@ def test_pardiso_reuses_an_analysis_with_a_given_ordering_for_an_equal_pattern_i
     _fsolve(plain, a, b)
     _fsolve(plain, a.copy(), b)
     assert plain.analyses == 2
+
+
+@needs_pardiso
+def test_pardiso_forward_and_backward_substitutions_compose_the_solve(rng):
+    a = _block_spd(rng)
+    b = rng.normal(size=(a.shape[0], 3))
+    p = PardisoSPD()
+    with pytest.raises(RuntimeError):
+        p.forward(b)
+    assert p.factor(a)
+    x = p.solve(b)
+    y = p.forward(b)
+    assert np.array_equal(p.backward(y), x)  # a full solve is the two passes
+    # y = L^-1 P b: y^T y = b^T a^-1 b, and the forward pass alone is not the solve
+    assert np.allclose(np.sum(y * y, axis=0), np.sum(b * x, axis=0), rtol=1e-12)
+    assert not np.allclose(y, x)
+    v = rng.normal(size=a.shape[0])  # one right-hand side keeps its shape
+    assert p.forward(v).shape == v.shape
+    assert np.array_equal(p.backward(p.forward(v)), p.solve(v))

@@ -358,6 +358,21 @@ class PardisoSPD:
         self.solves += 1
         return self._mkl.run(33, self._upper[1], np.asfortranarray(b, dtype=np.float64))
 
+    def forward(self, b: np.ndarray) -> np.ndarray:
+        """y = L^-1 P b for the last factorised a = P^T L L^T P (MKL's Cholesky, phase 331: the forward
+        substitution alone); b (n,) or (n, k), y the same shape. ``backward(forward(b))`` is ``solve(b)`` to the
+        bit (a full solve is these two passes), and y . y = b . a^-1 b."""
+        if not self._factored:
+            raise RuntimeError("PardisoSPD.forward before a successful factor")
+        return self._mkl.run(331, self._upper[1], np.asfortranarray(b, dtype=np.float64))
+
+    def backward(self, y: np.ndarray) -> np.ndarray:
+        """x = P^T L^-T y for the last factorised a (phase 333: the backward substitution alone); y (n,) or
+        (n, k), x the same shape (see ``forward``)."""
+        if not self._factored:
+            raise RuntimeError("PardisoSPD.backward before a successful factor")
+        return self._mkl.run(333, self._upper[1], np.asfortranarray(y, dtype=np.float64))
+
     def compute_ordering(self, a: sp.csr_matrix) -> tuple[np.ndarray, int]:
         """(perm (n,) int32, a.nnz): MKL's fill-reducing ordering of a's pattern (nested dissection), computed
         by a separate analysis that leaves this object untouched; a: (n, n) CSR, sorted indices."""
