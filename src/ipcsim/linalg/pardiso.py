@@ -362,16 +362,17 @@ class PardisoSPD:
         """y = L^-1 P b for the last factorised a = P^T L L^T P (MKL's Cholesky, phase 331: the forward
         substitution alone); b (n,) or (n, k), y the same shape. ``backward(forward(b))`` is ``solve(b)`` to the
         bit (a full solve is these two passes), and y . y = b . a^-1 b."""
-        if not self._factored:
-            raise RuntimeError("PardisoSPD.forward before a successful factor")
-        return self._mkl.run(331, self._upper[1], np.asfortranarray(b, dtype=np.float64))
+        return self._substitute(331, b, "forward")
 
     def backward(self, y: np.ndarray) -> np.ndarray:
         """x = P^T L^-T y for the last factorised a (phase 333: the backward substitution alone); y (n,) or
         (n, k), x the same shape (see ``forward``)."""
+        return self._substitute(333, y, "backward")
+
+    def _substitute(self, phase: int, b: np.ndarray, name: str) -> np.ndarray:
         if not self._factored:
-            raise RuntimeError("PardisoSPD.backward before a successful factor")
-        return self._mkl.run(333, self._upper[1], np.asfortranarray(y, dtype=np.float64))
+            raise RuntimeError(f"PardisoSPD.{name} before a successful factor")
+        return self._mkl.run(phase, self._upper[1], np.asfortranarray(b, dtype=np.float64))
 
     def compute_ordering(self, a: sp.csr_matrix) -> tuple[np.ndarray, int]:
         """(perm (n,) int32, a.nnz): MKL's fill-reducing ordering of a's pattern (nested dissection), computed
