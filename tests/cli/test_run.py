@@ -3,6 +3,7 @@ import json
 
 import ipctk
 import numpy as np
+import pytest
 
 import ipcsim.solvers.integrator_solvers as ie
 from ipcsim.io.frames import read_ply
@@ -182,3 +183,28 @@ def test_override_with_relative_scene_path_and_mesh_file(tmp_path, cli, monkeypa
     rc, _, err = cli("run", "scenes/s.json", "--end-time", "0.02", "-o", "out", "--quiet")
     assert rc == 0, err
     assert len(frames_of(tmp_path / "out")) == 2
+
+
+def _interrupt_in_kernel():
+    """What Ctrl-C inside a Numba kernel raises: CPython's SystemError caused by the handler's KeyboardInterrupt."""
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as exc:
+        raise SystemError("CPUDispatcher(<function merge>) returned a result with an exception set") from exc
+
+
+def test_ctrl_c_inside_a_compiled_kernel_is_an_interruption(tmp_path, cli, monkeypatch):
+    """Ctrl-C that lands in a Numba kernel reaches the command as a SystemError caused by the KeyboardInterrupt:
+    exit status 130, as for Ctrl-C anywhere else (a sweep counts the run as interrupted, not failed); a
+    SystemError of another cause is not taken for one."""
+    scene = write_scene(tmp_path)
+    monkeypatch.setattr(ie.ImplicitEulerSolver, "step", lambda self, *a, **k: _interrupt_in_kernel())
+    rc, _, err = cli("run", scene, "-o", tmp_path / "a", "--quiet")
+    assert rc == 130 and err.startswith("error: interrupted"), err
+
+    def other(self, *a, **k):
+        raise SystemError("something else")
+
+    monkeypatch.setattr(ie.ImplicitEulerSolver, "step", other)
+    with pytest.raises(SystemError, match="something else"):
+        cli("run", scene, "-o", tmp_path / "b", "--quiet")

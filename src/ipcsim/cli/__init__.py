@@ -72,9 +72,31 @@ def _dispatch(args) -> int:
         print(f"error: {text}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        hint = "" if getattr(args, "face_run", False) else " (continue with --resume)"
-        print(f"error: interrupted{hint}", file=sys.stderr)
-        return 130
+        return _interrupted(args)
+    except SystemError as exc:
+        if not _caused_by_interrupt(exc):
+            raise
+        return _interrupted(args)
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt is in exc's chain of causes: Ctrl-C that lands while a Numba kernel runs
+    reaches the caller as SystemError("CPUDispatcher(...) returned a result with an exception set") caused by
+    the KeyboardInterrupt the signal handler raised."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _interrupted(args) -> int:
+    """Ctrl-C: one stderr line and exit status 130."""
+    hint = "" if getattr(args, "face_run", False) else " (continue with --resume)"
+    print(f"error: interrupted{hint}", file=sys.stderr)
+    return 130
 
 
 if __name__ == "__main__":
