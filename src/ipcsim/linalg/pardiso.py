@@ -353,10 +353,8 @@ class PardisoSPD:
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         """x with a x = b for the last factorised a; b (n,) or (n, k), x the same shape."""
-        if not self._factored:
-            raise RuntimeError("PardisoSPD.solve before a successful factor")
-        self.solves += 1
-        return self._mkl.run(33, self._upper[1], np.asfortranarray(b, dtype=np.float64))
+        self.solves += self._factored  # counted as before: once a factor exists, even if MKL then fails
+        return self._substitute(33, b, "solve")
 
     def forward(self, b: np.ndarray) -> np.ndarray:
         """y = L^-1 P b for the last factorised a = P^T L L^T P (MKL's Cholesky, phase 331: the forward
@@ -370,6 +368,8 @@ class PardisoSPD:
         return self._substitute(333, y, "backward")
 
     def _substitute(self, phase: int, b: np.ndarray, name: str) -> np.ndarray:
+        """pardiso's solve phase 33 (both passes), 331 (forward) or 333 (backward) on b with the current factor;
+        name: the calling method, for the error before any factor."""
         if not self._factored:
             raise RuntimeError(f"PardisoSPD.{name} before a successful factor")
         return self._mkl.run(phase, self._upper[1], np.asfortranarray(b, dtype=np.float64))
