@@ -154,56 +154,73 @@ def _transpose_map(red: np.ndarray, w: np.ndarray, n_red: int):
 
 
 @njit(cache=True)
-def _merge_new_keys(old_keys, old_indices, old_indptr, new_keys, nf, elastic_dst, diagonal):
-    """Insert the sorted new keys (row * nf + col, none of them in old_keys) into a sorted CSR pattern in one
-    pass: returns (keys, indices, indptr, elastic_dst, diagonal, moved) of the merged pattern (positions remapped;
-    moved (n_old,): the new position of each old entry)."""
-    n_old, m = old_keys.shape[0], new_keys.shape[0]
-    keys = np.empty(n_old + m, np.int64)
+def _grow_rows(old_indptr, old_indices, rows, cols, nf):
+    """The CSR pattern (n rows, sorted) old_indptr/old_indices with the entries (rows[k], cols[k]) added
+    (duplicates and entries already there allowed), row by row in one pass: each row's new columns are found with
+    a stamp per column (nf columns), sorted, and merged with the old ones. Returns (indptr, indices, moved): the
+    merged pattern (the old arrays' dtypes) and moved (n_old,), the new position of each old entry."""
+    n, m = old_indptr.shape[0] - 1, rows.shape[0]
+    start = np.zeros(n + 1, np.int64)                 # the new entries bucketed by row, in their order
+    for k in range(m):
+        start[rows[k] + 1] += 1
+    for r in range(n):
+        start[r + 1] += start[r]
+    put = start[:n].copy()
+    bucket = np.empty(m, np.int64)
+    for k in range(m):
+        bucket[put[rows[k]]] = cols[k]
+        put[rows[k]] += 1
+    stamp = np.full(max(nf, 1), -1, np.int64)
+    n_old = old_indices.shape[0]
     indices = np.empty(n_old + m, old_indices.dtype)
-    moved = np.empty(n_old, np.int64)  # new position of old entry i
-    i = 0
-    j = 0
-    t = 0
-    while i < n_old or j < m:
-        if j < m and (i >= n_old or new_keys[j] < old_keys[i]):
-            keys[t] = new_keys[j]
-            indices[t] = new_keys[j] % nf
-            j += 1
-        else:
-            keys[t] = old_keys[i]
-            indices[t] = old_indices[i]
-            moved[i] = t
-            i += 1
-        t += 1
-    indptr = np.empty(old_indptr.shape[0], old_indptr.dtype)
+    indptr = np.empty(n + 1, old_indptr.dtype)
+    moved = np.empty(n_old, np.int64)
+    fresh = np.empty(m, np.int64)
     indptr[0] = 0
-    j = 0
-    added = 0
-    for r in range(old_indptr.shape[0] - 1):
-        while j < m and new_keys[j] // nf == r:
-            added += 1
-            j += 1
-        indptr[r + 1] = old_indptr[r + 1] + added
-    e_dst = np.empty(elastic_dst.shape[0], np.int64)
-    for k in range(elastic_dst.shape[0]):
-        e_dst[k] = moved[elastic_dst[k]]
-    diag = np.empty(diagonal.shape[0], np.int64)
-    for k in range(diagonal.shape[0]):
-        diag[k] = moved[diagonal[k]]
-    return keys, indices, indptr, e_dst, diag, moved
+    t = 0
+    for r in range(n):
+        lo, hi = old_indptr[r], old_indptr[r + 1]
+        for p in range(lo, hi):
+            stamp[old_indices[p]] = r
+        nt = 0
+        for q in range(start[r], start[r + 1]):
+            c = bucket[q]
+            if stamp[c] != r:
+                stamp[c] = r
+                fresh[nt] = c
+                nt += 1
+        fresh[:nt].sort()
+        i, j = lo, 0
+        while i < hi or j < nt:
+            if j < nt and (i >= hi or fresh[j] < old_indices[i]):
+                indices[t] = fresh[j]
+                j += 1
+            else:
+                indices[t] = old_indices[i]
+                moved[i] = t
+                i += 1
+            t += 1
+        indptr[r + 1] = t
+    return indptr, indices[:t].copy(), moved
 
 
-def _sorted_unique(keys: np.ndarray) -> np.ndarray:
-    """``np.unique(keys)`` for int64 keys (n,) by a sort (NumPy 2's hash-based unique took 0.47 ms for the 6,000
-    missed keys of a grasp step, this 0.03 ms)."""
-    s = np.sort(keys)
-    if len(s) < 2:
-        return s
-    keep = np.empty(len(s), bool)
-    keep[0] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
+@njit(cache=True)
+def _carry(indptr, indices, moved, data, rows, cols, values):
+    """Data (nnz,) on the pattern indptr/indices: data (n_old,) at positions moved, then values[k] added at
+    (rows[k], cols[k]) (entries of the pattern) in order, found by a binary search along the row."""
+    out = np.zeros(indices.shape[0])
+    for i in range(moved.shape[0]):
+        out[moved[i]] = data[i]
+    for k in range(rows.shape[0]):
+        lo, hi, c = indptr[rows[k]], indptr[rows[k] + 1], cols[k]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if indices[mid] < c:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[lo] += values[k]
+    return out
 
 
 def _expand_rows(indptr: np.ndarray) -> np.ndarray:
@@ -259,32 +276,29 @@ class FreePattern:
         self.n_surface_entries = int(len(ukeys) - in_base.sum())
         self.growths = 0                                  # ``grown`` steps since this pattern
         self._e_indices = e_indices                       # identity of the elastic pattern it was built for
-        self._keys = ukeys                                # (nnz,) int64 row * n_free + col, sorted
 
     def grown(self, rows: np.ndarray, cols: np.ndarray) -> FreePattern:
         """A new pattern = this one plus the entries (rows[k], cols[k]) (reduced indices, duplicates allowed).
 
         Identical to ``FreePattern(e_indptr, e_indices, free, old extra + new rows, old extra + new cols)`` but
-        built by merging the few new keys into the sorted old ones (O(nnz), no sort of all entries).
+        built row by row in one pass (``_grow_rows``: O(nnz), only each row's new columns are sorted).
         """
-        nf = max(self.n_free, 1)
-        new = _sorted_unique(np.asarray(rows, np.int64) * nf + np.asarray(cols, np.int64))
-        old = self._keys
-        ins = np.searchsorted(old, new)
-        if len(old) == 0:
+        if self.nnz == 0:
             raise ValueError("cannot grow an empty pattern (no free coordinates)")
-        fresh = (ins >= len(old)) | (old[np.minimum(ins, len(old) - 1)] != new)
-        new = new[fresh]
+        nf = max(self.n_free, 1)
         out = FreePattern.__new__(FreePattern)
         out.free, out.n_free, out.full_to_free = self.free, self.n_free, self.full_to_free
         out._e_indices = self._e_indices
-        big = len(old) + len(new) >= 2**31 - 1
+        big = self.nnz + len(rows) >= 2**31 - 1
         old_indices = self.indices.astype(np.int64) if big else self.indices
         old_indptr = self.indptr.astype(np.int64) if big else self.indptr
-        out._keys, out.indices, out.indptr, out.elastic_dst, out.diagonal, out._moved = _merge_new_keys(
-            old, old_indices, old_indptr, new, nf, self.elastic_dst, self.diagonal)
+        out.indptr, out.indices, out._moved = _grow_rows(
+            old_indptr, old_indices, np.asarray(rows, np.int64), np.asarray(cols, np.int64), nf)
+        if big and out.nnz < 2**31 - 1:  # the dtype a pattern built from scratch would have
+            out.indptr, out.indices = out.indptr.astype(np.int32), out.indices.astype(np.int32)
+        out.elastic_dst, out.diagonal = out._moved[self.elastic_dst], out._moved[self.diagonal]
         out.elastic_src = self.elastic_src
-        out.n_surface_entries = self.n_surface_entries + len(new)
+        out.n_surface_entries = self.n_surface_entries + out.nnz - self.nnz
         out.growths = self.growths + 1
         return out
 
@@ -293,11 +307,13 @@ class FreePattern:
         their new positions, plus values[k] at (rows[k], cols[k]) added in order (the entries a fill on the
         parent missed). Equal, bit for bit, to filling this pattern afresh: every entry receives the same terms
         in the same order."""
-        out = np.zeros(self.nnz)
-        out[self._moved] = data
-        pos = np.searchsorted(self._keys, np.asarray(rows, np.int64) * max(self.n_free, 1) + cols)
-        np.add.at(out, pos, values)
-        return out
+        return _carry(self.indptr, self.indices, self._moved, np.asarray(data, np.float64),
+                      np.asarray(rows, np.int64), np.asarray(cols, np.int64), np.asarray(values, np.float64))
+
+    @property
+    def _keys(self) -> np.ndarray:
+        """(nnz,) int64 row * n_free + col of the entries, ascending."""
+        return _expand_rows(self.indptr) * max(self.n_free, 1) + self.indices
 
     @property
     def nnz(self) -> int:
