@@ -175,3 +175,22 @@ def test_a_solve_that_cannot_move_stops_early():
     model, state, solver = squashed_cube("LE", "prevent")
     st = solver.step(state, state.copy(), None, 0.05)
     assert not st.converged and st.newton_iterations < 40 and st.history[-1][1] == 0.0
+
+
+def test_inversion_stats_equal_the_volume_ratios():
+    """``inversion_stats`` (one Numba pass) counts and bounds the tets exactly as ``volume_ratios`` does, with some
+    tets inverted, one flat and one with a NaN corner."""
+    model, state, solver = squashed_cube("LCR", "prevent")
+    rng = np.random.default_rng(3)
+    x = state.x + rng.normal(scale=0.03, size=state.x.shape)  # large enough to invert some tets
+    j = solver.elastic.volume_ratios(x)
+    n_bad = int(np.count_nonzero(~(j > 0.0)))
+    assert 0 < n_bad < len(j)
+    assert solver.elastic.inversion_stats(x) == (n_bad, float(j.min()))
+    t = model.tets[0]
+    x[t[1]] = x[t[0]]                                         # a flat tet: det F = 0 counts as inverted
+    j = solver.elastic.volume_ratios(x)
+    assert solver.elastic.inversion_stats(x) == (int(np.count_nonzero(~(j > 0.0))), float(j.min()))
+    x[t[2], 0] = np.nan
+    count, smallest = solver.elastic.inversion_stats(x)
+    assert count == int(np.count_nonzero(~(solver.elastic.volume_ratios(x) > 0.0))) and np.isnan(smallest)
