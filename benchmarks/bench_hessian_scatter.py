@@ -25,20 +25,13 @@ from numba import njit
 
 import ipcsim.contact.barrier_potential as bp
 import ipcsim.solvers.reduction as red_mod
-from ipcsim.linalg.sparse import UPPER_BLOCK, assemble_symmetric_block_csr
+from ipcsim.linalg.sparse import UPPER_BLOCK, assemble_symmetric_block_csr, csr_lower_bound
 
 
 @njit(cache=True)
 def _find(indptr, indices, r, c):
-    lo, hi = indptr[r], indptr[r + 1]
-    end = hi
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if indices[mid] < c:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo if lo < end and indices[lo] == c else -1
+    k = csr_lower_bound(indptr, indices, r, c)
+    return k if k < indptr[r + 1] and indices[k] == c else -1
 
 
 @njit(cache=True)

@@ -21,6 +21,20 @@ from numba import njit, parallel_chunksize, prange
 from ..runtime.jit import current_threads, twin
 
 
+@njit(cache=True, inline="always")
+def csr_lower_bound(indptr, indices, r, c):
+    """First position k in row r of a CSR pattern with sorted columns (indptr, indices) whose column is >= c (the
+    row's end when none): column c's entry when the row holds it (binary search)."""
+    lo, hi = indptr[r], indptr[r + 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if indices[mid] < c:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 @njit(cache=True)
 def _count(verts, nverts, n_vertices):
     """(n_vertices + 1,) int64 row starts of the block entries: stencil s adds k_s entries to each of its

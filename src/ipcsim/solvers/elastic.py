@@ -168,8 +168,10 @@ def _inversion_count_min(x, tets, det_dm_inv):
         j = 6.0 * volume * det_dm_inv[e]
         if not j > 0.0:
             count += 1
-        if j < smallest or j != j:
-            smallest = j if smallest == smallest else smallest
+        if j != j:
+            smallest = j  # a NaN propagates, as in NumPy's min
+        elif j < smallest:
+            smallest = j
     return count, smallest
 
 

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ..linalg.sparse import canonical_csr
+from ..linalg.sparse import canonical_csr, csr_lower_bound
 
 #: A pattern grown this many times since its base is rebuilt from the current matrix's entries instead (dropping
 #: the stale surface entries of earlier matrices; a solver clears its pattern every step, so few accumulate).
@@ -212,14 +212,7 @@ def _carry(indptr, indices, moved, data, rows, cols, values):
     for i in range(moved.shape[0]):
         out[moved[i]] = data[i]
     for k in range(rows.shape[0]):
-        lo, hi, c = indptr[rows[k]], indptr[rows[k] + 1], cols[k]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if indices[mid] < c:
-                lo = mid + 1
-            else:
-                hi = mid
-        out[lo] += values[k]
+        out[csr_lower_bound(indptr, indices, rows[k], cols[k])] += values[k]
     return out
 
 
