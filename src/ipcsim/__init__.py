@@ -12,6 +12,11 @@ from __future__ import annotations
 
 import importlib
 
+from .runtime.kernel_cache import install_when_numba_loads
+
+# cached kernels go stale when any file compiled into them changes, not only the defining one
+install_when_numba_loads()
+
 __version__ = "0.1.0"
 
 #: public name -> module that defines it
