@@ -25,10 +25,10 @@ from t = 0, on whatever machine runs it (say its load); before a mode's first ru
 (h = 0.02 s up to 2 s, --no-warmup skips it) compiles or loads every Numba kernel, so no run's time includes
 compilation.
 
-Output (--out DIR, default convergence_out/): per run ``<mode>_h<h>[_tol<tol>].npz`` (samples, sample times,
-wall, Newton iterations, unconverged steps, smallest contact distance) - existing runs with the same end time
-and tolerance are reused unless --rerun; use one --out per end time and tolerance, since results.json holds one
-entry per mode; ``results.json`` (every number of the tables, per mode with its reference h; runs of
+Output (--out DIR, default convergence_out/): per run ``<mode>_h<h>[_tol<tol>][_lag<N>].npz`` (samples, sample
+times, wall, Newton iterations, unconverged steps, smallest contact distance) - existing runs with the same end
+time, tolerance and friction lagging are reused unless --rerun; use one --out per end time, tolerance and
+lagging, since results.json holds one entry per mode; ``results.json`` (every number of the tables, per mode with its reference h; runs of
 other modes already there are kept) and the figures ``convergence_error.png`` (E(h) log-log with a first-order
 reference line), ``convergence_wall.png`` (wall-clock time against h, the reference included),
 ``convergence_error_wall.png`` (E against wall time, Fig. 8) and ``convergence_error_time.png`` (the RMS error at
@@ -36,7 +36,8 @@ each sample time), or under --figures DIR. --plot-only redraws the figures and t
 results.json without simulating.
 
 Usage: python benchmarks/convergence_grasp.py [--modes low,medium,full] [--ref-dt 5e-4]
-       [--dts 0.005,0.01,0.02] [--end-time 4] [--tol 1e-2] [--out DIR] [--figures DIR] [--rerun] [--plot-only]
+       [--dts 0.005,0.01,0.02] [--end-time 4] [--tol 1e-2] [--friction-lagging 1] [--out DIR] [--figures DIR]
+       [--rerun] [--plot-only]
 """
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ import numpy as np
 
 SAMPLE_INTERVAL = 0.02  # [s], the common sample spacing: every h of the study divides it
 DEMO_TOL = 1e-2  # the demo's Newton tolerance (GraspParameters.tol): ||p||_inf / h < tol * bbox diagonal
+DEMO_LAGGING = 1  # the demo's lagged friction solves per step (GraspParameters.friction_lagging; 0: until converged)
 
 
 def steps_per(interval: float, dt: float, what: str = "the sample interval") -> int:
@@ -154,14 +156,15 @@ def fitted_order(hs, errors) -> float:
     return float(np.polyfit(lh, le, 1)[0])
 
 
-def run_grasp(mode: str, dt: float, end_time: float, tol: float = DEMO_TOL, fine: float = SAMPLE_INTERVAL) -> dict:
-    """Simulate the grasp in one mode with step dt from t = 0 to end_time, recording the teddy's surface at the
-    sample times and at E_004's (``step_grid`` with the coarse h's common step fine [s]; one untimed step
-    first: Numba's cache); returns the run's record (samples (K, N_v, 3) [m], times (K,) [s], step_samples
-    (S, N_v, 3) [m], step_times (S,) [s], wall [s], ...)."""
+def run_grasp(mode: str, dt: float, end_time: float, tol: float = DEMO_TOL, fine: float = SAMPLE_INTERVAL,
+              lagging: int = DEMO_LAGGING) -> dict:
+    """Simulate the grasp in one mode with step dt from t = 0 to end_time (friction lagging ``lagging``),
+    recording the teddy's surface at the sample times and at E_004's (``step_grid`` with the coarse h's common
+    step fine [s]; one untimed step first: Numba's cache); returns the run's record (samples (K, N_v, 3) [m],
+    times (K,) [s], step_samples (S, N_v, 3) [m], step_times (S,) [s], wall [s], ...)."""
     from ipcsim.demos.teddy_grasp import GraspParameters, teddy_grasp
 
-    params = GraspParameters(mode=mode, dt=dt, end_time=end_time, tol=tol)
+    params = GraspParameters(mode=mode, dt=dt, end_time=end_time, tol=tol, friction_lagging=lagging)
     sim, _ = teddy_grasp(params)
     sim.solver.step(sim.state, sim.state.copy(), None, dt)  # untimed: loads the Numba cache
     sim, _ = teddy_grasp(params)  # a fresh solver and state
@@ -186,7 +189,8 @@ def run_grasp(mode: str, dt: float, end_time: float, tol: float = DEMO_TOL, fine
     got = record(step, lambda: model.surface_positions(run["state"].x)[teddy], n_steps, every)
     wall = time.perf_counter() - t0
     samples, step_samples = got[np.isin(every, at)], got[np.isin(every, fine_at)]
-    return {"mode": mode, "dt": dt, "end_time": end_time, "tol": tol, "samples": samples, "times": at * dt,
+    return {"mode": mode, "dt": dt, "end_time": end_time, "tol": tol, "friction_lagging": lagging,
+            "samples": samples, "times": at * dt,
             "step_samples": step_samples, "step_times": fine_at * dt,
             "wall": wall, "steps": n_steps, "iterations": run["iterations"], "unconverged": run["unconverged"],
             "min_distance": run["min_distance"], "n_vertices": int(teddy.sum()),
@@ -207,26 +211,29 @@ def warm_up(mode: str, end_time: float) -> None:
         state = new
 
 
-def run_path(out: Path, mode: str, dt: float, tol: float = DEMO_TOL) -> Path:
-    return out / (f"{mode}_h{dt:g}" + (f"_tol{tol:g}" if tol != DEMO_TOL else "") + ".npz")
+def run_path(out: Path, mode: str, dt: float, tol: float = DEMO_TOL, lagging: int = DEMO_LAGGING) -> Path:
+    return out / (f"{mode}_h{dt:g}" + (f"_tol{tol:g}" if tol != DEMO_TOL else "")
+                  + (f"_lag{lagging}" if lagging != DEMO_LAGGING else "") + ".npz")
 
 
 def load_or_run(out: Path, mode: str, dt: float, end_time: float, rerun: bool, tol: float = DEMO_TOL,
-                fine: float = SAMPLE_INTERVAL) -> dict:
-    """The run's record from its npz in out (same end time, tolerance and E_004 grid) or a fresh run (E_004's
-    grid: fine [s], ``run_grasp``), saved there; prints a line."""
-    path = run_path(out, mode, dt, tol)
+                fine: float = SAMPLE_INTERVAL, lagging: int = DEMO_LAGGING) -> dict:
+    """The run's record from its npz in out (same end time, tolerance, friction lagging and E_004 grid) or a
+    fresh run (E_004's grid: fine [s], ``run_grasp``), saved there; prints a line."""
+    path = run_path(out, mode, dt, tol, lagging)
     if path.exists() and not rerun:
         with np.load(path) as f:
             rec = {k: f[k].item() if f[k].ndim == 0 else f[k] for k in f.files}
         rec.setdefault("tol", DEMO_TOL)
+        rec.setdefault("friction_lagging", DEMO_LAGGING)
         grid = step_grid(end_time, dt, fine) * dt
         same_grid = "step_times" not in rec or (len(rec["step_times"]) == len(grid)
                                                 and np.allclose(rec["step_times"], grid, rtol=0, atol=1e-9))
-        if abs(rec["end_time"] - end_time) < 1e-12 and rec["tol"] == tol and same_grid:
+        if (abs(rec["end_time"] - end_time) < 1e-12 and rec["tol"] == tol and rec["friction_lagging"] == lagging
+                and same_grid):
             print(f"{mode:>6} h={dt:g}: reusing {path}", flush=True)
             return rec
-    rec = run_grasp(mode, dt, end_time, tol, fine=fine)
+    rec = run_grasp(mode, dt, end_time, tol, fine=fine, **({"lagging": lagging} if lagging != DEMO_LAGGING else {}))
     np.savez_compressed(path, **rec)
     print(f"{mode:>6} h={dt:g}: {rec['steps']} steps in {rec['wall']:.1f} s, {rec['iterations']} Newton it, "
           f"{rec['unconverged']} unconverged, min distance {rec['min_distance']:.2e} m, "
@@ -241,13 +248,13 @@ def _stats(rec: dict) -> dict:
 
 
 def study_mode(out: Path, mode: str, ref_dt: float, dts, end_time: float, rerun: bool,
-               tol: float = DEMO_TOL) -> dict:
+               tol: float = DEMO_TOL, lagging: int = DEMO_LAGGING) -> dict:
     """Reference and coarse runs of one mode; returns its results.json entry."""
     fine = common_step(dts, ref_dt)
-    ref = load_or_run(out, mode, ref_dt, end_time, rerun, tol, fine)
+    ref = load_or_run(out, mode, ref_dt, end_time, rerun, tol, fine, lagging)
     runs = []
     for dt in sorted(dts):
-        rec = load_or_run(out, mode, dt, end_time, rerun, tol, fine)
+        rec = load_or_run(out, mode, dt, end_time, rerun, tol, fine, lagging)
         if not np.allclose(rec["times"], ref["times"], rtol=0, atol=1e-9):
             raise RuntimeError(f"{mode}: sample times of h={dt:g} differ from the reference's")
         runs.append({**_stats(rec), "E": time_averaged_error(rec["samples"], ref["samples"]),
@@ -256,7 +263,8 @@ def study_mode(out: Path, mode: str, ref_dt: float, dts, end_time: float, rerun:
     hs, es = [r["h"] for r in runs], [r["E"] for r in runs]
     e004 = [r["E_004"] for r in runs]
     order_004 = fitted_order(hs, e004) if all(e is not None for e in e004) else None
-    return {"reference": _stats(ref), "end_time": end_time, "tol": tol, "n_vertices": int(ref["n_vertices"]),
+    return {"reference": _stats(ref), "end_time": end_time, "tol": tol, "friction_lagging": lagging,
+            "n_vertices": int(ref["n_vertices"]),
             "order_004": order_004,
             "times": [float(t) for t in ref["times"]],
             "n_samples": len(ref["times"]), "runs": runs, "orders": observed_orders(hs, es),
@@ -267,7 +275,7 @@ def print_table(mode: str, res: dict) -> None:
     ref = res["reference"]
     print(f"\n{mode}: reference h={ref['h']:g} s ({ref['steps']} steps, {ref['wall']:.1f} s wall, "
           f"{ref['iterations']} Newton it, {ref['unconverged']} unconverged), end time {res['end_time']:g} s, "
-          f"Newton tol {res.get('tol', DEMO_TOL):g}, "
+          f"Newton tol {res.get('tol', DEMO_TOL):g}, {_lagging_words(res)}, "
           f"{res['n_vertices']} teddy surface vertices, {res['n_samples']} samples")
     print(f"{'h [s]':>8} {'E(h) [m]':>10} {'E_paper':>10} {'E_004':>10} {'order':>6} {'wall [s]':>9} "
           f"{'Newton':>7} {'unconv':>6} {'min d [m]':>9}")
@@ -299,10 +307,15 @@ def plot(results: dict, figures: Path) -> list:
     return paths
 
 
+def _lagging_words(res: dict) -> str:
+    lagging = res.get("friction_lagging", DEMO_LAGGING)
+    return "friction lagged until converged" if lagging == 0 else f"friction lagged {lagging}x"
+
+
 def _label(mode: str, res: dict) -> str:
-    tol = res.get("tol", DEMO_TOL)
-    return f"{mode} (ref h={res['reference']['h']:g}, T={res['end_time']:g} s" + (f", tol {tol:g})" if tol != DEMO_TOL
-                                                                                else ")")
+    tol, lagging = res.get("tol", DEMO_TOL), res.get("friction_lagging", DEMO_LAGGING)
+    return (f"{mode} (ref h={res['reference']['h']:g}, T={res['end_time']:g} s" + (f", tol {tol:g}" if tol != DEMO_TOL
+            else "") + (f", {_lagging_words(res)}" if lagging != DEMO_LAGGING else "") + ")")
 
 
 def _draw_error(ax, results: dict) -> None:
@@ -357,6 +370,9 @@ def main(argv=None) -> None:
     ap.add_argument("--end-time", type=float, default=4.0)
     ap.add_argument("--tol", type=float, default=DEMO_TOL,
                     help="Newton tolerance (GraspParameters.tol, relative to the bbox diagonal per second)")
+    ap.add_argument("--friction-lagging", type=int, default=DEMO_LAGGING, metavar="N",
+                    help="lagged friction solves per step (GraspParameters.friction_lagging): 1, 004's and the "
+                         "demo's; 0: until converged")
     ap.add_argument("--out", type=Path, default=Path("convergence_out"))
     ap.add_argument("--figures", type=Path, default=None, help="where the PNGs go (default: --out)")
     ap.add_argument("--rerun", action="store_true", help="simulate again even where a run's npz exists")
@@ -370,10 +386,12 @@ def main(argv=None) -> None:
     if not args.plot_only:
         dts = [float(s) for s in args.dts.split(",") if s]
         for mode in modes:
-            saved = [run_path(args.out, mode, h, args.tol).exists() for h in [args.ref_dt, *dts]]
+            saved = [run_path(args.out, mode, h, args.tol, args.friction_lagging).exists()
+                     for h in [args.ref_dt, *dts]]
             if (args.rerun or not all(saved)) and not args.no_warmup:
                 warm_up(mode, args.end_time)
-            results[mode] = study_mode(args.out, mode, args.ref_dt, dts, args.end_time, args.rerun, args.tol)
+            results[mode] = study_mode(args.out, mode, args.ref_dt, dts, args.end_time, args.rerun, args.tol,
+                                       args.friction_lagging)
             rpath.write_text(json.dumps(results, indent=1))
     shown = {m: results[m] for m in modes if m in results}
     for mode, res in shown.items():

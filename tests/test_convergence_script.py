@@ -121,6 +121,12 @@ def test_run_files_carry_a_non_default_tolerance(conv, tmp_path):
     assert conv.run_path(tmp_path, "full", 0.01, tol=1e-4).name == "full_h0.01_tol0.0001.npz"
 
 
+def test_run_files_carry_a_non_default_friction_lagging(conv, tmp_path):
+    assert conv.run_path(tmp_path, "full", 0.01, lagging=0).name == "full_h0.01_lag0.npz"
+    assert conv.run_path(tmp_path, "full", 0.01, tol=1e-4, lagging=2).name == "full_h0.01_tol0.0001_lag2.npz"
+    assert conv.run_path(tmp_path, "full", 0.01, lagging=1).name == "full_h0.01.npz"
+
+
 @pytest.mark.parametrize("dt, expect", [(5e-4, np.arange(10, 81, 10)), (0.005, np.arange(1, 9)),
                                         (0.01, np.arange(1, 5)), (0.02, np.arange(1, 3))])
 def test_step_grid_is_every_step_or_the_smallest_coarse_step(conv, dt, expect):
@@ -162,3 +168,18 @@ def test_common_step_of_the_coarse_steps(conv):
     assert conv.common_step([0.004, 0.01], 5e-4) == pytest.approx(0.002)
     with pytest.raises(ValueError):
         conv.common_step([0.0012], 5e-4)
+
+
+def test_a_friction_lagging_reaches_the_run_and_names_its_file(conv, tmp_path, monkeypatch):
+    calls = []
+
+    def fake(mode, dt, end, tol, fine, lagging=1):
+        calls.append(lagging)
+        return {**_euler_run(conv, mode, dt, end, fine), "friction_lagging": lagging}
+
+    monkeypatch.setattr(conv, "run_grasp", fake)
+    conv.load_or_run(tmp_path, "low", 5e-4, 0.04, False, fine=0.005, lagging=0)
+    conv.load_or_run(tmp_path, "low", 5e-4, 0.04, False, fine=0.005, lagging=0)  # reused
+    conv.load_or_run(tmp_path, "low", 5e-4, 0.04, False, fine=0.005)  # the default lagging: its own file
+    assert calls == [0, 1]
+    assert {p.name for p in tmp_path.glob("*.npz")} == {"low_h0.0005_lag0.npz", "low_h0.0005.npz"}

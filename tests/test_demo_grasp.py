@@ -171,6 +171,16 @@ def test_legacy_bubble_mesh():
 def test_parameters():
     p = GraspParameters()
     assert (p.setup, p.bubble_material, p.damping_stiffness) == ("paper", "LCR", 0.05)
-    for bad in (dict(setup="drake"), dict(mode="high"), dict(bubble_material="XX"), dict(damping_stiffness=-1.0)):
+    for bad in (dict(setup="drake"), dict(mode="high"), dict(bubble_material="XX"), dict(damping_stiffness=-1.0),
+                dict(friction_lagging=-1), dict(friction_lagging=1.5), dict(friction_lagging=True)):
         with pytest.raises(ValueError, match="teddy-grasp"):
             GraspParameters(**bad)
+
+
+@pytest.mark.parametrize("lagging", [1, 0, 3])
+def test_friction_lagging_reaches_the_solver(lagging):
+    """GraspParameters.friction_lagging is the solver's lagged friction solves per step (0: until converged);
+    1, 004's, by default."""
+    sim, data = teddy_grasp(GraspParameters(mode="low", end_time=0.02, friction_lagging=lagging))
+    assert sim.solver.friction.lagging_iterations == lagging and data["friction_lagging"] == lagging
+    assert GraspParameters().friction_lagging == 1

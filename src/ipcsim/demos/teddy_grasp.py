@@ -64,8 +64,10 @@ class GraspParameters:
     """The grasp's knobs: setup ("paper" or "legacy", module docstring), mode (``MODES``), time step dt [s],
     friction mu [1], end_time [s], barrier kappa [Pa] and dhat [m], friction eps_v [m/s], Newton tolerance tol
     (``NewtonSolver``), the bubbles' material model bubble_material (None: "LCR" in the paper set-up, "NH" in the
-    legacy one) and the stiffness-damping coefficient damping_stiffness [s] of both bodies (None: 0.05 s in the
-    paper set-up, 0 in the legacy one; see ``_damping_options``)."""
+    legacy one), the stiffness-damping coefficient damping_stiffness [s] of both bodies (None: 0.05 s in the
+    paper set-up, 0 in the legacy one; see ``_damping_options``) and friction_lagging, the friction's lagged
+    solves per step (``FrictionParameters.lagging_iterations``): 1, 004's (normal forces and tangent frames from
+    the step's start), or 0, until the lagged quantities stop changing (docs/convergence.md)."""
 
     mode: str = "low"
     dt: float = 0.02
@@ -78,6 +80,7 @@ class GraspParameters:
     bubble_material: str | None = None
     setup: str = "paper"
     damping_stiffness: float | None = None
+    friction_lagging: int = 1
 
     def __post_init__(self):
         if self.setup not in SETUPS:
@@ -93,6 +96,11 @@ class GraspParameters:
             self.damping_stiffness = 0.05 if self.setup == "paper" else 0.0
         if not self.damping_stiffness >= 0:
             raise ValueError(f"teddy-grasp: damping_stiffness must be >= 0, got {self.damping_stiffness}")
+        if isinstance(self.friction_lagging, bool) or int(self.friction_lagging) != self.friction_lagging \
+                or self.friction_lagging < 0:
+            raise ValueError(f"teddy-grasp: friction_lagging must be an integer >= 0 (0: until converged), got "
+                             f"{self.friction_lagging!r}")
+        self.friction_lagging = int(self.friction_lagging)
 
 
 def _materials(p: GraspParameters) -> tuple[Material, Material]:
@@ -177,7 +185,8 @@ def teddy_grasp(params: GraspParameters | None = None, teddy=None) -> tuple[Simu
     b, ids = build_grasp(p, teddy)
     model, state = b.finalize()
     solver = ImplicitEulerSolver(model, ContactParameters(dhat=p.dhat, kappa=p.kappa),
-                                 friction=FrictionParameters(mu=p.mu, eps_v=p.eps_v), tol=p.tol,
+                                 friction=FrictionParameters(mu=p.mu, eps_v=p.eps_v,
+                                                             lagging_iterations=p.friction_lagging), tol=p.tol,
                                  warm_start=True)  # 3.65 -> 2.51 Newton it/step (paper, low, h = 0.02 s)
     every = max(1, int(round(0.02 / p.dt)))
     name = f"teddy-grasp-{p.mode}" if p.setup == "paper" else f"teddy-grasp-legacy-{p.mode}"
