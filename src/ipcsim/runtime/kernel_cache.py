@@ -45,8 +45,10 @@ _CACHING_MODULE = "numba.core.caching"
 def track_package(directory, package: str) -> None:
     """Give the kernels of the package ``package`` whose sources lie in ``directory`` the locator too."""
     _TREES.append((str(Path(directory).resolve()), package))
+    global _TRACKED
     _tree_of.cache_clear()
     _HOLDERS.clear()
+    _TRACKED = (-1, [])
 
 
 @functools.lru_cache(maxsize=4096)
@@ -86,8 +88,8 @@ def _holders(module_name: str, name: str, value) -> set[str]:
             _HOLDERS[key] = found = set()
             return found
         holders = []
-        for other, module in list(sys.modules.items()):
-            if other == module_name or not _tracked_module(other):
+        for other, module in _tracked_modules():
+            if other == module_name:
                 continue
             if getattr(module, "__dict__", {}).get(name, _MISSING) is value:
                 path = getattr(module, "__file__", None)
@@ -120,8 +122,18 @@ _HOLDERS: dict[tuple[str, str], set[str]] = {}
 _MISSING = object()
 
 
-def _tracked_module(module_name: str) -> bool:
-    return any(module_name == p or module_name.startswith(p + ".") for _, p in _TREES)
+def _tracked_modules() -> list:
+    """(name, module) of the loaded modules of the tracked packages, listed again when a module was loaded."""
+    global _TRACKED
+    if _TRACKED[0] != len(sys.modules):
+        prefixes = tuple(p for _, p in _TREES)
+        found = [(n, m) for n, m in list(sys.modules.items())
+                 if m is not None and (n in prefixes or n.startswith(tuple(p + "." for p in prefixes)))]
+        _TRACKED = (len(sys.modules), found)
+    return _TRACKED[1]
+
+
+_TRACKED: tuple[int, list] = (-1, [])
 
 
 def _codes(code: types.CodeType):
