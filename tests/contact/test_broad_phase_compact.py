@@ -136,14 +136,43 @@ def test_inputs_left_to_the_cell_join(self_query):
 @pytest.mark.parametrize("moving", [False, True])
 def test_mesh_join_equals_brute_force(seed, moving, monkeypatch):
     calls = counting_calls(monkeypatch, candidates, "mesh_pairs")
+    _same_as_brute_force(*_soup_with_rigid_bodies(seed, moving))
+    assert len(calls) == 3 and all(found is not None for found in calls)
+
+
+def _soup_with_rigid_bodies(seed: int, moving: bool):
+    """(mesh, x0, x1): a random soup whose bodies 0 (triangles) and 3 (segments) have no self contact."""
     rng = np.random.default_rng(seed)
     mesh = random_soup(rng, n_tris=150, n_points=30, n_segments=30, obstacle_tris=30)
-    mesh.self_contact = np.array([False, True, True, False, True])  # bodies 0 (triangles), 3 (segments): no self pairs
+    mesh.self_contact = np.array([False, True, True, False, True])
     x0 = mesh.rest_positions
-    x1 = x0 + rng.normal(0, 0.03, x0.shape) if moving else None
+    return mesh, x0, (x0 + rng.normal(0, 0.03, x0.shape) if moving else None)
+
+
+def _same_as_brute_force(mesh, x0, x1) -> None:
     for r in (0.0, 0.01, 0.05):
         assert_same(build_candidates(mesh, x0, x1, r), brute_force_candidates(mesh, x0, x1, r))
-    assert len(calls) == 3 and all(found is not None for found in calls)
+
+
+@pytest.mark.parametrize("moving", [False, True])
+def test_the_joins_leave_out_pairs_within_a_body_without_self_contact(moving, monkeypatch):
+    """With mesh_pairs declined (the two-join path of large meshes) the candidates are brute force's, and the
+    joins already leave out the pairs of two primitives of one body without self contact: ``_drop_self_pairs``
+    finds no vertex-face or edge-edge pair to remove."""
+    monkeypatch.setattr(candidates, "mesh_pairs", lambda *args: None)
+    removed = []
+    drop = candidates._drop_self_pairs
+
+    def counting_drop(out, mesh):
+        before = (len(out.vf), len(out.ee))
+        drop(out, mesh)
+        removed.append((before[0] - len(out.vf), before[1] - len(out.ee)))
+
+    monkeypatch.setattr(candidates, "_drop_self_pairs", counting_drop)
+    _same_as_brute_force(*_soup_with_rigid_bodies(3, moving))
+    joins, brute = removed[0::2], removed[1::2]
+    assert joins == [(0, 0)] * 3
+    assert min(vf + ee for vf, ee in brute) > 0  # brute force does find such pairs, and the drop removes them
 
 
 @pytest.mark.parametrize("shape", ["lattice", "flat", "one point"])

@@ -161,15 +161,32 @@ def _surface_pairs(out: Candidates, method: str, mesh, vbox: np.ndarray, v_obst:
         if found is not None:
             out.vf, out.ee = found
             return
-    vertices = (vbox, np.arange(len(vbox), dtype=np.int64).reshape(-1, 1), v_obst)
-    edata = (simplex_boxes6(vbox, edges), edges, e_obst)
+    ids = _join_ids(mesh, nv) if method in ("auto", "cell_join") else None
+    vids, eids, fids = ((np.arange(nv, dtype=np.int64).reshape(-1, 1), edges, faces) if ids is None
+                        else (ids.reshape(-1, 1), ids[edges], ids[faces]))
+    vertices = (vbox, vids, v_obst)
+    edata = (simplex_boxes6(vbox, edges), eids, e_obst)
     ee_job = helper_thread().submit(_pairs, method, edata, edata, True) if side_by_side else None
     if len(faces):
-        out.vf = _pairs(method, vertices, (simplex_boxes6(vbox, faces), faces, f_obst), False)
+        out.vf = _pairs(method, vertices, (simplex_boxes6(vbox, faces), fids, f_obst), False)
     if ee_job is not None:
         out.ee = ee_job.result()
     elif len(edges):
         out.ee = _pairs(method, edata, edata, True)
+
+
+def _join_ids(mesh, n: int) -> np.ndarray | None:
+    """(n,) int64 vertex ids for the joins' shared-vertex test, or None when every body has self contact: a
+    vertex of a body without self contact (``mesh.self_contact``) takes its body's id n + b, every other vertex its
+    own. The joins then reject every pair of two primitives of such a body as they reject two primitives that
+    share a vertex, instead of writing them out for ``_drop_self_pairs`` (in the plate rack, 99 % of the pairs:
+    ~109,000 per broad phase, of which ~830 are kept). Pairs across bodies never share an id either way."""
+    self_contact = mesh.self_contact
+    if self_contact is None or np.all(self_contact):
+        return None
+    body = np.asarray(mesh.body, np.int64)
+    grouped = ~np.asarray(self_contact, bool)[body]
+    return np.where(grouped, n + body, np.arange(n, dtype=np.int64))
 
 
 def _drop_self_pairs(out: Candidates, mesh) -> None:
