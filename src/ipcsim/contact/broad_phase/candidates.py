@@ -185,6 +185,8 @@ def _join_ids(mesh, n: int) -> np.ndarray | None:
     if self_contact is None or np.all(self_contact):
         return None
     body = np.asarray(mesh.body, np.int64)
+    if body.size == 0 or body.min() < 0:  # no body ids to group by: every vertex keeps its own id
+        return None
     grouped = ~np.asarray(self_contact, bool)[body]
     return np.where(grouped, n + body, np.arange(n, dtype=np.int64))
 
