@@ -27,13 +27,13 @@ compilation.
 
 Output (--out DIR, default convergence_out/): per run ``<mode>_h<h>[_tol<tol>][_lag<N>].npz`` (samples, sample
 times, wall, Newton iterations, unconverged steps, smallest contact distance) - existing runs with the same end
-time, tolerance and friction lagging are reused unless --rerun; use one --out per end time, tolerance and
-lagging, since results.json holds one entry per mode; ``results.json`` (every number of the tables, per mode with its reference h; runs of
-other modes already there are kept) and the figures ``convergence_error.png`` (E(h) log-log with a first-order
-reference line), ``convergence_wall.png`` (wall-clock time against h, the reference included),
+time, tolerance and friction lagging are reused unless --rerun; use one --out per end time, tolerance and lagging,
+since results.json holds one entry per mode; ``results.json`` (every number of the tables, per mode with its
+reference h; runs of other modes already there are kept) and the figures ``convergence_error.png`` (E(h) log-log
+with a first-order reference line), ``convergence_wall.png`` (wall-clock time against h, the reference included),
 ``convergence_error_wall.png`` (E against wall time, Fig. 8) and ``convergence_error_time.png`` (the RMS error at
-each sample time), or under --figures DIR. --plot-only redraws the figures and tables from
-results.json without simulating.
+each sample time), or under --figures DIR. --plot-only redraws the figures and tables from results.json without
+simulating.
 
 Usage: python benchmarks/convergence_grasp.py [--modes low,medium,full] [--ref-dt 5e-4]
        [--dts 0.005,0.01,0.02] [--end-time 4] [--tol 1e-2] [--friction-lagging 1] [--out DIR] [--figures DIR]
@@ -233,7 +233,7 @@ def load_or_run(out: Path, mode: str, dt: float, end_time: float, rerun: bool, t
                 and same_grid):
             print(f"{mode:>6} h={dt:g}: reusing {path}", flush=True)
             return rec
-    rec = run_grasp(mode, dt, end_time, tol, fine=fine, **({"lagging": lagging} if lagging != DEMO_LAGGING else {}))
+    rec = run_grasp(mode, dt, end_time, tol, fine=fine, lagging=lagging)
     np.savez_compressed(path, **rec)
     print(f"{mode:>6} h={dt:g}: {rec['steps']} steps in {rec['wall']:.1f} s, {rec['iterations']} Newton it, "
           f"{rec['unconverged']} unconverged, min distance {rec['min_distance']:.2e} m, "

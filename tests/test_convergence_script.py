@@ -90,7 +90,8 @@ def _euler_run(conv, mode, dt, end_time, fine=None):
 
 
 def test_the_whole_study_on_a_first_order_integrator(conv, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(conv, "run_grasp", lambda mode, dt, end, tol, fine: _euler_run(conv, mode, dt, end, fine))
+    monkeypatch.setattr(conv, "run_grasp",
+                        lambda mode, dt, end, tol, fine, lagging: _euler_run(conv, mode, dt, end, fine))
     args = ["--modes", "low", "--ref-dt", "2.5e-4", "--dts", "0.005,0.01,0.02", "--end-time", "0.4",
             "--out", str(tmp_path), "--no-warmup"]
     conv.main(args)
@@ -151,7 +152,7 @@ def test_step_error_is_004s_formula_over_every_step_of_the_run(conv):
 def test_saved_runs_on_another_step_grid_are_run_again(conv, tmp_path, monkeypatch):
     calls = []
 
-    def fake(mode, dt, end, tol, fine):
+    def fake(mode, dt, end, tol, fine, lagging):
         calls.append((dt, fine))
         return _euler_run(conv, mode, dt, end, fine)
 

@@ -23,8 +23,7 @@ def _relative(files) -> set[str]:
 
 
 def test_the_locator_comes_first_and_serves_package_kernels_only():
-    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
-    assert impl._locator_classes[0] is KernelLocator
+    assert kernel_cache._locator_classes(caching)[0] is KernelLocator
     from ipcsim.energies import mat3
 
     assert isinstance(mat3.det3._cache._impl.locator, KernelLocator)

@@ -175,12 +175,9 @@ def _direct(func: types.FunctionType) -> tuple[set[str], list[types.FunctionType
                 values_of = [getattr(value, n, None) for n in names]
                 callees += [f for f in map(_jitted_source, values_of) if f is not None]
             continue
-        f = _jitted_source(value)
+        f = _jitted_source(value)  # a twin's: its Python function, whose globals name the callees' twins
         if f is not None:
             callees.append(f)
-            variants = getattr(value, "_variants", None)  # a twin's compiled variants: copies of f, same code
-            if isinstance(variants, dict):
-                callees += [f for f in map(_jitted_source, variants.values()) if f is not None]
     return files, callees
 
 
@@ -263,8 +260,7 @@ class KernelLocator:
             return None
         from numba.core import caching
 
-        impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
-        for other in impl._locator_classes:
+        for other in _locator_classes(caching):
             if other is not cls:
                 inner = other.from_function(py_func, py_file)
                 if inner is not None:
@@ -289,10 +285,15 @@ def install(caching=None) -> None:
     ``numba.core.caching`` module (imported when None)."""
     if caching is None:
         from numba.core import caching
-    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
-    classes = getattr(impl, "_locator_classes", None)
+    classes = _locator_classes(caching)
     if isinstance(classes, list) and KernelLocator not in classes:
         classes.insert(0, KernelLocator)
+
+
+def _locator_classes(caching) -> list | None:
+    """Numba's list of cache locator classes (``CacheImpl._locator_classes``; ``_CacheImpl`` before 0.68)."""
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    return getattr(impl, "_locator_classes", None)
 
 
 class _AfterCachingImport(importlib.abc.MetaPathFinder):
