@@ -14,7 +14,8 @@ and E(x) = sum_i E_i(x). Projective Dynamics splits it in two steps:
   from X = M_i (Higham 1986; ``polar_newton_into``: 3-6 iterations of a 3x3 cofactor matrix, about a third of
   the time of the Jacobi SVD), run until its step is below 1e-9 (the iteration converges quadratically, so the
   result is the polar factor to round-off: within 1e-14 of U V^T), else (det M_i <= 1e-6 max|M_ij|^3, or
-  no convergence) by the SVD;
+  no convergence) by the SVD; the loops over tets run the iteration for ``svd_lanes.LANES`` tets at a time in
+  lockstep (``polar_lanes``: vectorised, bitwise equal to ``polar_newton_into`` per tet);
 * global step: with R_i frozen, E_R(x) = sum_i w_i ||F_i(x) - R_i A_i||^2 is quadratic in x. With the shape
   gradients g_a (4, 3) [1/m] of the tet (F = sum_a x_a g_a^T, ``tet_blocks.shape_gradients_into``),
   ||F - P||^2 = sum_r ||sum_a x_a[r] g_a - P[r, :]||^2 splits into three identical scalar problems, one per
@@ -52,6 +53,9 @@ from ..runtime.threads import cpu_cores, numba_threads
 from ..runtime.jit import twin
 from .kinematics import cofactor_into, dfdx, i1_hessian
 from .mat3 import svd3_rv_into
+from .polar_lanes import (CONVERGED, F_ROW, M_ROW, NEWTON_MAX_STEPS, NEWTON_MIN_DET, R_ROW, STATE_ROW,
+                          polar_newton_lanes, polar_workspace)
+from .svd_lanes import LANES
 from .tet_blocks import deformation_gradient_into, shape_gradients_into
 
 
@@ -100,10 +104,9 @@ def polar_rotation_into(m, u, sigma, v, b, r) -> None:
             r[i, j] = u[i, 0] * v[j, 0] + u[i, 1] * v[j, 1] + u[i, 2] * v[j, 2]
 
 
-#: Newton polar iteration (``polar_newton_into``): the SVD takes over below this det(M / max|M_ij|) (condition
-#: number beyond ~1e6 / inverted or flat tets: the rotation-variant SVD handles them) or after this many steps.
-NEWTON_MIN_DET = 1e-6
-NEWTON_MAX_STEPS = 30
+#: Newton polar iteration (``polar_newton_into``, and ``polar_lanes`` for many at once): the SVD takes over below
+#: NEWTON_MIN_DET = det(M / max|M_ij|) (condition number beyond ~1e6 / inverted or flat tets: the rotation-variant
+#: SVD handles them) or after NEWTON_MAX_STEPS steps. Defined in ``polar_lanes``.
 
 
 @njit(cache=True, inline="always")
@@ -198,26 +201,77 @@ _CHUNK = 256
 
 
 @njit(cache=True, inline="always")
-def _tet_rotation_into(x, tets, dm_inv, a, e, f, m, u, sigma, v, b, r) -> None:
-    """f = F of tet e, r = the rotation R (3, 3) of the local step (``best_rotation_into`` of F A_e); m, u, sigma,
-    v, b: scratch."""
-    deformation_gradient_into(x, tets, dm_inv, e, f)
-    _mul_into(f, a, e, m)
-    best_rotation_into(m, r, u, sigma, v, b)
+def _load_lanes(x, tets, dm_inv, a, e0, n, f, m, work) -> None:
+    """F and M = F A_e^T (3, 3) of the tets e0 .. e0 + n - 1 (n <= LANES) into the F and M rows of the
+    ``polar_lanes`` workspace (the identity in padding lanes); f, m: (3, 3) scratch."""
+    for l in range(LANES):
+        if l < n:
+            deformation_gradient_into(x, tets, dm_inv, e0 + l, f)
+            _mul_into(f, a, e0 + l, m)
+        else:  # padding lane
+            for i in range(3):
+                for j in range(3):
+                    f[i, j] = m[i, j] = 1.0 if i == j else 0.0
+        for i in range(3):
+            for j in range(3):
+                work[(F_ROW + 3 * i + j) * LANES + l] = f[i, j]
+                work[(M_ROW + 3 * i + j) * LANES + l] = m[i, j]
+
+
+@njit(cache=True, inline="always")
+def _lane_rotation_into(work, l, f, m, r, u, sigma, v, b) -> None:
+    """f = F of lane l, r = its local-step rotation after ``polar_newton_lanes``: the lane's Newton polar factor,
+    else the SVD's (``best_rotation_into``, the same bits); m, u, sigma, v, b: scratch."""
+    for i in range(3):
+        for j in range(3):
+            f[i, j] = work[(F_ROW + 3 * i + j) * LANES + l]
+    if work[STATE_ROW * LANES + l] == CONVERGED:
+        for i in range(3):
+            for j in range(3):
+                r[i, j] = work[(R_ROW + 3 * i + j) * LANES + l]
+        return
+    for i in range(3):
+        for j in range(3):
+            m[i, j] = work[(M_ROW + 3 * i + j) * LANES + l]
+    polar_rotation_into(m, u, sigma, v, b, r)
+
+
+@njit(cache=True, inline="always")
+def _rotations_range(x, tets, dm_inv, a, lo, hi, rot_out) -> None:
+    """rot_out[e] = R (3, 3) of the local step for the tets lo <= e < hi, LANES tets at a time (``polar_lanes``;
+    scratch allocated once per call)."""
+    f, m, u = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    sigma = np.empty(3)
+    work = polar_workspace()
+    for e0 in range(lo, hi, LANES):
+        n = min(LANES, hi - e0)
+        _load_lanes(x, tets, dm_inv, a, e0, n, f, m, work)
+        polar_newton_lanes(work)
+        for l in range(n):
+            _lane_rotation_into(work, l, f, m, r, u, sigma, v, b)
+            for i in range(3):
+                for j in range(3):
+                    rot_out[e0 + l, i, j] = r[i, j]
+
+
+@njit(cache=True, inline="always")
+def _residuals_range(x, tets, dm_inv, a, rot, w, lo, hi, res_out, e_out) -> None:
+    """res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J] for the tets lo <= e < hi."""
+    f, d = np.empty((3, 3)), np.empty((3, 3))
+    for e in range(lo, hi):
+        deformation_gradient_into(x, tets, dm_inv, e, f)
+        e_out[e] = w[e] * target_residual_into(f, rot, a, e, d)
+        for i in range(3):
+            for j in range(3):
+                res_out[e, i, j] = d[i, j]
 
 
 @twin
 def _local_step_kernel(x, tets, dm_inv, a, r_out):
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
     for ch in prange(n_chunks):
-        f, m, u = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-        v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-        sigma = np.empty(3)
-        for e in range(ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0])):
-            _tet_rotation_into(x, tets, dm_inv, a, e, f, m, u, sigma, v, b, r)
-            for i in range(3):
-                for j in range(3):
-                    r_out[e, i, j] = r[i, j]
+        _rotations_range(x, tets, dm_inv, a, ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0]), r_out)
 
 
 @twin
@@ -225,33 +279,19 @@ def _residual_kernel(x, tets, dm_inv, a, rot, w, res_out, e_out):
     """res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J]."""
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
     for ch in prange(n_chunks):
-        f, d = np.empty((3, 3)), np.empty((3, 3))
-        for e in range(ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0])):
-            deformation_gradient_into(x, tets, dm_inv, e, f)
-            e_out[e] = w[e] * target_residual_into(f, rot, a, e, d)
-            for i in range(3):
-                for j in range(3):
-                    res_out[e, i, j] = d[i, j]
+        _residuals_range(x, tets, dm_inv, a, rot, w, ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0]), res_out,
+                         e_out)
 
 
 @twin
 def _local_residual_kernel(x, tets, dm_inv, a, w, rot_out, res_out, e_out):
-    """The local step and the residuals in one pass (F computed once per tet): rot_out[e] = R (3, 3) of
-    ``local_step``, res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J]."""
+    """The local step and the residuals in one pass over each chunk: rot_out[e] = R (3, 3) of ``local_step``,
+    res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J]."""
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
     for ch in prange(n_chunks):
-        f, m, u = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-        v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-        d, sigma = np.empty((3, 3)), np.empty(3)
-        for e in range(ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0])):
-            _tet_rotation_into(x, tets, dm_inv, a, e, f, m, u, sigma, v, b, r)
-            for i in range(3):
-                for j in range(3):
-                    rot_out[e, i, j] = r[i, j]
-            e_out[e] = w[e] * target_residual_into(f, rot_out, a, e, d)
-            for i in range(3):
-                for j in range(3):
-                    res_out[e, i, j] = d[i, j]
+        lo, hi = ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0])
+        _rotations_range(x, tets, dm_inv, a, lo, hi, rot_out)
+        _residuals_range(x, tets, dm_inv, a, rot_out, w, lo, hi, res_out, e_out)
 
 
 @njit(cache=True)
@@ -304,23 +344,27 @@ def _energy_gradient_fused(x, tets, dm_inv, a, w, e_out, g_out):
     v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
     d, sigma, g = np.empty((3, 3)), np.empty(3), np.empty((4, 3))
     g_out[:] = 0.0
-    for e in range(tets.shape[0]):
-        deformation_gradient_into(x, tets, dm_inv, e, f)
-        _mul_into(f, a, e, m)
-        best_rotation_into(m, r, u, sigma, v, b)
-        acc = 0.0
-        for i in range(3):
-            for j in range(3):
-                dij = f[i, j] - (r[i, 0] * a[e, 0, j] + r[i, 1] * a[e, 1, j] + r[i, 2] * a[e, 2, j])
-                d[i, j] = dij
-                acc += dij * dij
-        e_out[e] = w[e] * acc
-        shape_gradients_into(dm_inv, e, g)
-        c = 2.0 * w[e]
-        for q in range(4):
-            vq = tets[e, q]
+    work = polar_workspace()
+    for e0 in range(0, tets.shape[0], LANES):
+        n = min(LANES, tets.shape[0] - e0)
+        _load_lanes(x, tets, dm_inv, a, e0, n, f, m, work)
+        polar_newton_lanes(work)
+        for l in range(n):
+            e = e0 + l
+            _lane_rotation_into(work, l, f, m, r, u, sigma, v, b)
+            acc = 0.0
             for i in range(3):
-                g_out[vq, i] += c * (d[i, 0] * g[q, 0] + d[i, 1] * g[q, 1] + d[i, 2] * g[q, 2])
+                for j in range(3):
+                    dij = f[i, j] - (r[i, 0] * a[e, 0, j] + r[i, 1] * a[e, 1, j] + r[i, 2] * a[e, 2, j])
+                    d[i, j] = dij
+                    acc += dij * dij
+            e_out[e] = w[e] * acc
+            shape_gradients_into(dm_inv, e, g)
+            c = 2.0 * w[e]
+            for q in range(4):
+                vq = tets[e, q]
+                for i in range(3):
+                    g_out[vq, i] += c * (d[i, 0] * g[q, 0] + d[i, 1] * g[q, 1] + d[i, 2] * g[q, 2])
 
 
 # ------------------------------------------------------------------------------------------ public API
