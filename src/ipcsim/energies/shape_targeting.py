@@ -104,9 +104,9 @@ def polar_rotation_into(m, u, sigma, v, b, r) -> None:
             r[i, j] = u[i, 0] * v[j, 0] + u[i, 1] * v[j, 1] + u[i, 2] * v[j, 2]
 
 
-#: Newton polar iteration (``polar_newton_into``, and ``polar_lanes`` for many at once): the SVD takes over below
-#: NEWTON_MIN_DET = det(M / max|M_ij|) (condition number beyond ~1e6 / inverted or flat tets: the rotation-variant
-#: SVD handles them) or after NEWTON_MAX_STEPS steps. Defined in ``polar_lanes``.
+# Newton polar iteration (``polar_newton_into``, and ``polar_lanes`` for many at once): the SVD takes over below
+# NEWTON_MIN_DET = det(M / max|M_ij|) (condition number beyond ~1e6 / inverted or flat tets: the rotation-variant
+# SVD handles them) or after NEWTON_MAX_STEPS steps; both constants are defined in ``polar_lanes``.
 
 
 @njit(cache=True, inline="always")
