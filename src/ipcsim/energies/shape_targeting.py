@@ -237,6 +237,16 @@ def _lane_rotation_into(work, l, f, m, r, u, sigma, v, b) -> None:
 
 
 @njit(cache=True, inline="always")
+def _lane_block(x, tets, dm_inv, a, e0, hi, f, m, work) -> int:
+    """Loads the tets e0 .. min(e0 + LANES, hi) - 1 into the lanes (``_load_lanes``) and runs the polar iteration
+    on them; returns their number (read each lane with ``_lane_rotation_into``)."""
+    n = min(LANES, hi - e0)
+    _load_lanes(x, tets, dm_inv, a, e0, n, f, m, work)
+    polar_newton_lanes(work)
+    return n
+
+
+@njit(cache=True, inline="always")
 def _rotations_range(x, tets, dm_inv, a, lo, hi, rot_out) -> None:
     """rot_out[e] = R (3, 3) of the local step for the tets lo <= e < hi, LANES tets at a time (``polar_lanes``;
     scratch allocated once per call)."""
@@ -245,10 +255,7 @@ def _rotations_range(x, tets, dm_inv, a, lo, hi, rot_out) -> None:
     sigma = np.empty(3)
     work = polar_workspace()
     for e0 in range(lo, hi, LANES):
-        n = min(LANES, hi - e0)
-        _load_lanes(x, tets, dm_inv, a, e0, n, f, m, work)
-        polar_newton_lanes(work)
-        for l in range(n):
+        for l in range(_lane_block(x, tets, dm_inv, a, e0, hi, f, m, work)):
             _lane_rotation_into(work, l, f, m, r, u, sigma, v, b)
             for i in range(3):
                 for j in range(3):
@@ -285,13 +292,26 @@ def _residual_kernel(x, tets, dm_inv, a, rot, w, res_out, e_out):
 
 @twin
 def _local_residual_kernel(x, tets, dm_inv, a, w, rot_out, res_out, e_out):
-    """The local step and the residuals in one pass over each chunk: rot_out[e] = R (3, 3) of ``local_step``,
-    res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J]."""
+    """The local step and the residuals in one pass (F computed once per tet): rot_out[e] = R (3, 3) of
+    ``local_step``, res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J]."""
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
     for ch in prange(n_chunks):
-        lo, hi = ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0])
-        _rotations_range(x, tets, dm_inv, a, lo, hi, rot_out)
-        _residuals_range(x, tets, dm_inv, a, rot_out, w, lo, hi, res_out, e_out)
+        f, m, u = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+        v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+        d, sigma = np.empty((3, 3)), np.empty(3)
+        work = polar_workspace()
+        hi = min((ch + 1) * _CHUNK, tets.shape[0])
+        for e0 in range(ch * _CHUNK, hi, LANES):
+            for l in range(_lane_block(x, tets, dm_inv, a, e0, hi, f, m, work)):
+                e = e0 + l
+                _lane_rotation_into(work, l, f, m, r, u, sigma, v, b)  # f: F of tet e, computed once
+                for i in range(3):
+                    for j in range(3):
+                        rot_out[e, i, j] = r[i, j]
+                e_out[e] = w[e] * target_residual_into(f, rot_out, a, e, d)
+                for i in range(3):
+                    for j in range(3):
+                        res_out[e, i, j] = d[i, j]
 
 
 @njit(cache=True)
@@ -346,10 +366,7 @@ def _energy_gradient_fused(x, tets, dm_inv, a, w, e_out, g_out):
     g_out[:] = 0.0
     work = polar_workspace()
     for e0 in range(0, tets.shape[0], LANES):
-        n = min(LANES, tets.shape[0] - e0)
-        _load_lanes(x, tets, dm_inv, a, e0, n, f, m, work)
-        polar_newton_lanes(work)
-        for l in range(n):
+        for l in range(_lane_block(x, tets, dm_inv, a, e0, tets.shape[0], f, m, work)):
             e = e0 + l
             _lane_rotation_into(work, l, f, m, r, u, sigma, v, b)
             acc = 0.0
