@@ -46,7 +46,8 @@ def _tet_by_tet(x, tets, dm_inv, a, r_out):
                 r_out[e, i, j] = r[i, j]
 
 
-def _median_ms(fn, repeats: int) -> list[float]:
+def _times_ms(fn, repeats: int) -> list[float]:
+    """Wall times [ms] of repeats calls of fn."""
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -80,9 +81,9 @@ def main(argv=None) -> None:
         same = old.tobytes() == new.tobytes()
         t_old, t_new, t_pass = [], [], []
         for _ in range(args.repeats):  # alternated, so that a change of load hits all three alike
-            t_old += _median_ms(lambda: _tet_by_tet(x, tets, dm_inv, a, old), 1)
-            t_new += _median_ms(lambda: lanes(x, tets, dm_inv, a, new), 1)
-            t_pass += _median_ms(lambda: st.energy_gradient(x, tets, dm_inv, a, w), 1)
+            t_old += _times_ms(lambda: _tet_by_tet(x, tets, dm_inv, a, old), 1)
+            t_new += _times_ms(lambda: lanes(x, tets, dm_inv, a, new), 1)
+            t_pass += _times_ms(lambda: st.energy_gradient(x, tets, dm_inv, a, w), 1)
     m_old, m_new, m_pass = np.median(t_old), np.median(t_new), np.median(t_pass)
     print(f"{len(tets)} tets, {args.frames} frames solved first; one thread, medians of {args.repeats}")
     print(f"  local step, tet by tet: {m_old:8.2f} ms ({1e6 * m_old / len(tets):.0f} ns a tet)")

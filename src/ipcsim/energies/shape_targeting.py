@@ -246,39 +246,21 @@ def _lane_block(x, tets, dm_inv, a, e0, hi, f, m, work) -> int:
     return n
 
 
-@njit(cache=True, inline="always")
-def _rotations_range(x, tets, dm_inv, a, lo, hi, rot_out) -> None:
-    """rot_out[e] = R (3, 3) of the local step for the tets lo <= e < hi, LANES tets at a time (``polar_lanes``;
-    scratch allocated once per call)."""
-    f, m, u = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-    v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-    sigma = np.empty(3)
-    work = polar_workspace()
-    for e0 in range(lo, hi, LANES):
-        for l in range(_lane_block(x, tets, dm_inv, a, e0, hi, f, m, work)):
-            _lane_rotation_into(work, l, f, m, r, u, sigma, v, b)
-            for i in range(3):
-                for j in range(3):
-                    rot_out[e0 + l, i, j] = r[i, j]
-
-
-@njit(cache=True, inline="always")
-def _residuals_range(x, tets, dm_inv, a, rot, w, lo, hi, res_out, e_out) -> None:
-    """res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J] for the tets lo <= e < hi."""
-    f, d = np.empty((3, 3)), np.empty((3, 3))
-    for e in range(lo, hi):
-        deformation_gradient_into(x, tets, dm_inv, e, f)
-        e_out[e] = w[e] * target_residual_into(f, rot, a, e, d)
-        for i in range(3):
-            for j in range(3):
-                res_out[e, i, j] = d[i, j]
-
-
 @twin
 def _local_step_kernel(x, tets, dm_inv, a, r_out):
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
     for ch in prange(n_chunks):
-        _rotations_range(x, tets, dm_inv, a, ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0]), r_out)
+        f, m, u = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+        v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+        sigma = np.empty(3)
+        work = polar_workspace()
+        hi = min((ch + 1) * _CHUNK, tets.shape[0])
+        for e0 in range(ch * _CHUNK, hi, LANES):
+            for l in range(_lane_block(x, tets, dm_inv, a, e0, hi, f, m, work)):
+                _lane_rotation_into(work, l, f, m, r, u, sigma, v, b)
+                for i in range(3):
+                    for j in range(3):
+                        r_out[e0 + l, i, j] = r[i, j]
 
 
 @twin
@@ -286,8 +268,13 @@ def _residual_kernel(x, tets, dm_inv, a, rot, w, res_out, e_out):
     """res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J]."""
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
     for ch in prange(n_chunks):
-        _residuals_range(x, tets, dm_inv, a, rot, w, ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0]), res_out,
-                         e_out)
+        f, d = np.empty((3, 3)), np.empty((3, 3))
+        for e in range(ch * _CHUNK, min((ch + 1) * _CHUNK, tets.shape[0])):
+            deformation_gradient_into(x, tets, dm_inv, e, f)
+            e_out[e] = w[e] * target_residual_into(f, rot, a, e, d)
+            for i in range(3):
+                for j in range(3):
+                    res_out[e, i, j] = d[i, j]
 
 
 @twin
