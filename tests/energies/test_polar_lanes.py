@@ -1,13 +1,14 @@
 """The lockstep polar iteration (``energies.polar_lanes``) gives, matrix by matrix, the bits and the outcome of the
 single-matrix ``shape_targeting.polar_newton_into``, and the shape-targeting loops built on it give the bits of a
-tet-by-tet loop over ``best_rotation_into`` (serial and parallel variants)."""
+tet-by-tet loop over ``best_rotation_into`` and the single-tet residual and gradient helpers (serial and parallel
+variants; the per-tet arithmetic in lanes of ``energies.target_lanes``)."""
 import numpy as np
 import pytest
 
 from ipcsim.energies import polar_lanes as pl
 from ipcsim.energies import shape_targeting as st
 from ipcsim.energies.svd_lanes import LANES
-from ipcsim.energies.tet_blocks import deformation_gradient_into
+from ipcsim.energies.tet_blocks import deformation_gradient_into, shape_gradients_into
 from ipcsim.geometry.voxel_cage import box_tet_mesh
 
 
@@ -92,6 +93,29 @@ def test_shape_targeting_loops_give_the_bits_of_the_tet_by_tet_loop(rng, config)
             variant(*args, out)
         assert out.tobytes() == ref.tobytes()
     w = 1e3 * vol
-    _, g_split, rot = st.energy_and_gradient(x, t, dm_inv, a, w)
-    assert rot.tobytes() == ref.tobytes()
-    np.testing.assert_array_equal(st.energy_gradient(x, t, dm_inv, a, w)[1], g_split)
+    e_ref, g_ref = _energies_and_gradient(x, t, dm_inv, a, w, ref)
+    for variant in (st._local_residual_kernel.serial, st._local_residual_kernel.parallel):
+        rot, res, e_t = np.empty_like(ref), np.empty_like(ref), np.empty(len(t))
+        with st.numba_threads(2):
+            variant(*args, w, rot, res, e_t)
+        g = st._scatter_gradient(args[1], args[2], w, res, len(x))  # energy_and_gradient's gradient
+        assert rot.tobytes() == ref.tobytes()
+        assert e_t.tobytes() == e_ref.tobytes() and g.tobytes() == g_ref.tobytes()
+    assert st.energy_and_gradient(x, t, dm_inv, a, w)[0] == e_ref.sum()
+    e_t, g = np.empty(len(t)), np.empty_like(x)
+    st._energy_gradient_fused(*args, w, e_t, g)  # the one-thread pass of energy_gradient
+    assert e_t.tobytes() == e_ref.tobytes() and g.tobytes() == g_ref.tobytes()
+
+
+def _energies_and_gradient(x, t, dm_inv, a, w, rot):
+    """(per-tet energies (m,), gradient (n, 3)) tet by tet with the helpers of a single tet, in tet order."""
+    e_ref, g_ref = np.empty(len(t)), np.zeros_like(x)
+    f, d, g = np.empty((3, 3)), np.empty((3, 3)), np.empty((4, 3))
+    for e in range(len(t)):
+        deformation_gradient_into(x, t, dm_inv, e, f)
+        e_ref[e] = w[e] * st.target_residual_into(f, rot, a, e, d)
+        shape_gradients_into(dm_inv, e, g)
+        for q in range(4):
+            for i in range(3):
+                g_ref[t[e, q], i] += 2.0 * w[e] * (d[i, 0] * g[q, 0] + d[i, 1] * g[q, 1] + d[i, 2] * g[q, 2])
+    return e_ref, g_ref

@@ -16,7 +16,7 @@ change any lane's result:
 Measured on this project's 2-core machine (AVX-512 vectors), one thread: the iteration alone on 279,180 random
 near-identity matrices 52.7 -> 11.5 ms (4.6x); the large face's whole local step after three frames of its
 sequence (279,180 tets, mostly 4 iterations each; F, F A^T and the stores included) 47.4 -> 23.3 ms (2.0x,
-``benchmarks/bench_polar_lanes.py``).
+``benchmarks/bench_polar_lanes.py``), 18.5 ms (2.55x) once F and F A^T went into lanes too (``target_lanes``).
 
 Layout: one flat float64 array ``work`` of POLAR_ROWS * LANES entries; "row" k of lane l is work[k * LANES + l].
 Input M[i, j] in row M_ROW + 3 i + j; output R[i, j] in row R_ROW + 3 i + j (the polar rotation where
@@ -31,6 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .mat3 import svd3_rv_into
 from .svd_lanes import LANES
 
 #: The iteration's constants, shared with the single-matrix ``shape_targeting.polar_newton_into``.
@@ -47,6 +48,17 @@ POLAR_ROWS = 29
 _FAILED = 0.0
 _ITERATING = 1.0
 CONVERGED = 2.0
+
+
+@njit(cache=True, inline="always")
+def polar_rotation_into(m, u, sigma, v, b, r) -> None:
+    """r (3, 3) = U V^T: the rotation (det +1) of the polar decomposition of m (3, 3), i.e. argmax over SO(3)
+    of tr(R^T m); for det m < 0 it is the rotation that leaves the reflection in the stretch (signed sigma_2).
+    u, v, b (3, 3) and sigma (3,) are scratch."""
+    svd3_rv_into(m, u, sigma, v, b)
+    for i in range(3):
+        for j in range(3):
+            r[i, j] = u[i, 0] * v[j, 0] + u[i, 1] * v[j, 1] + u[i, 2] * v[j, 2]
 
 
 @njit(cache=True)

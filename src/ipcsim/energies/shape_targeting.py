@@ -53,9 +53,10 @@ from ..runtime.threads import cpu_cores, numba_threads
 from ..runtime.jit import twin
 from .kinematics import cofactor_into, dfdx, i1_hessian
 from .mat3 import svd3_rv_into
-from .polar_lanes import (CONVERGED, F_ROW, M_ROW, NEWTON_MAX_STEPS, NEWTON_MIN_DET, R_ROW, STATE_ROW,
-                          polar_newton_lanes, polar_workspace)
+from .polar_lanes import M_ROW, NEWTON_MAX_STEPS, NEWTON_MIN_DET, R_ROW, polar_newton_lanes, polar_rotation_into
 from .svd_lanes import LANES
+from .target_lanes import (fallback_rotations, gradient_lanes, load_target_lanes, residual_lanes, scatter_lanes,
+                           target_workspace)
 from .tet_blocks import deformation_gradient_into, shape_gradients_into
 
 
@@ -93,17 +94,6 @@ def scalar_hessian(n: int, tets: np.ndarray, grads: np.ndarray, w: np.ndarray) -
 
 
 # ------------------------------------------------------------------------------------------ per tet
-@njit(cache=True, inline="always")
-def polar_rotation_into(m, u, sigma, v, b, r) -> None:
-    """r (3, 3) = U V^T: the rotation (det +1) of the polar decomposition of m (3, 3), i.e. argmax over SO(3)
-    of tr(R^T m); for det m < 0 it is the rotation that leaves the reflection in the stretch (signed sigma_2).
-    u, v, b (3, 3) and sigma (3,) are scratch."""
-    svd3_rv_into(m, u, sigma, v, b)
-    for i in range(3):
-        for j in range(3):
-            r[i, j] = u[i, 0] * v[j, 0] + u[i, 1] * v[j, 1] + u[i, 2] * v[j, 2]
-
-
 # Newton polar iteration (``polar_newton_into``, and ``polar_lanes`` for many at once): the SVD takes over below
 # NEWTON_MIN_DET = det(M / max|M_ij|) (condition number beyond ~1e6 / inverted or flat tets: the rotation-variant
 # SVD handles them) or after NEWTON_MAX_STEPS steps; both constants are defined in ``polar_lanes``.
@@ -201,66 +191,37 @@ _CHUNK = 256
 
 
 @njit(cache=True, inline="always")
-def _load_lanes(x, tets, dm_inv, a, e0, n, f, m, work) -> None:
-    """F and M = F A_e^T (3, 3) of the tets e0 .. e0 + n - 1 (n <= LANES) into the F and M rows of the
-    ``polar_lanes`` workspace (the identity in padding lanes); f, m: (3, 3) scratch."""
-    for l in range(LANES):
-        if l < n:
-            deformation_gradient_into(x, tets, dm_inv, e0 + l, f)
-            _mul_into(f, a, e0 + l, m)
-        else:  # padding lane
-            for i in range(3):
-                for j in range(3):
-                    f[i, j] = m[i, j] = 1.0 if i == j else 0.0
-        for i in range(3):
-            for j in range(3):
-                work[(F_ROW + 3 * i + j) * LANES + l] = f[i, j]
-                work[(M_ROW + 3 * i + j) * LANES + l] = m[i, j]
-
-
-@njit(cache=True, inline="always")
-def _lane_rotation_into(work, l, f, m, r, u, sigma, v, b) -> None:
-    """f = F of lane l, r = its local-step rotation after ``polar_newton_lanes``: the lane's Newton polar factor,
-    else the SVD's (``best_rotation_into``, the same bits); m, u, sigma, v, b: scratch."""
-    for i in range(3):
-        for j in range(3):
-            f[i, j] = work[(F_ROW + 3 * i + j) * LANES + l]
-    if work[STATE_ROW * LANES + l] == CONVERGED:
-        for i in range(3):
-            for j in range(3):
-                r[i, j] = work[(R_ROW + 3 * i + j) * LANES + l]
-        return
-    for i in range(3):
-        for j in range(3):
-            m[i, j] = work[(M_ROW + 3 * i + j) * LANES + l]
-    polar_rotation_into(m, u, sigma, v, b, r)
-
-
-@njit(cache=True, inline="always")
-def _lane_block(x, tets, dm_inv, a, e0, hi, f, m, work) -> int:
-    """Loads the tets e0 .. min(e0 + LANES, hi) - 1 into the lanes (``_load_lanes``) and runs the polar iteration
-    on them; returns their number (read each lane with ``_lane_rotation_into``)."""
+def _lane_block(x, tets, dm_inv, a, e0, hi, work, m, u, sigma, v, b, r) -> int:
+    """The tets e0 .. min(e0 + LANES, hi) - 1 loaded into the lanes (``target_lanes``) and their local-step
+    rotations in the R rows: the polar iteration, the SVD where it declined (``best_rotation_into``, the same
+    bits). Returns their number; m, u, v, b, r (3, 3) and sigma (3,) are scratch."""
     n = min(LANES, hi - e0)
-    _load_lanes(x, tets, dm_inv, a, e0, n, f, m, work)
+    load_target_lanes(x, tets, dm_inv, a, e0, n, work)
     polar_newton_lanes(work)
+    fallback_rotations(work, n, m, u, sigma, v, b, r)
     return n
+
+
+@njit(cache=True, inline="always")
+def _store_rows(work, row: int, e0: int, n: int, out) -> None:
+    """out[e0 + l] (3, 3) = the lane rows row .. row + 8 of lane l, for l < n."""
+    for l in range(n):
+        for i in range(3):
+            for j in range(3):
+                out[e0 + l, i, j] = work[(row + 3 * i + j) * LANES + l]
 
 
 @twin
 def _local_step_kernel(x, tets, dm_inv, a, r_out):
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
     for ch in prange(n_chunks):
-        f, m, u = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-        v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+        m, u, v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
         sigma = np.empty(3)
-        work = polar_workspace()
+        work = target_workspace()
         hi = min((ch + 1) * _CHUNK, tets.shape[0])
         for e0 in range(ch * _CHUNK, hi, LANES):
-            for l in range(_lane_block(x, tets, dm_inv, a, e0, hi, f, m, work)):
-                _lane_rotation_into(work, l, f, m, r, u, sigma, v, b)
-                for i in range(3):
-                    for j in range(3):
-                        r_out[e0 + l, i, j] = r[i, j]
+            n = _lane_block(x, tets, dm_inv, a, e0, hi, work, m, u, sigma, v, b, r)
+            _store_rows(work, R_ROW, e0, n, r_out)
 
 
 @twin
@@ -283,22 +244,17 @@ def _local_residual_kernel(x, tets, dm_inv, a, w, rot_out, res_out, e_out):
     ``local_step``, res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J]."""
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
     for ch in prange(n_chunks):
-        f, m, u = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-        v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-        d, sigma = np.empty((3, 3)), np.empty(3)
-        work = polar_workspace()
+        m, u, v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+        sigma, acc = np.empty(3), np.empty(LANES)
+        work = target_workspace()
         hi = min((ch + 1) * _CHUNK, tets.shape[0])
         for e0 in range(ch * _CHUNK, hi, LANES):
-            for l in range(_lane_block(x, tets, dm_inv, a, e0, hi, f, m, work)):
-                e = e0 + l
-                _lane_rotation_into(work, l, f, m, r, u, sigma, v, b)  # f: F of tet e, computed once
-                for i in range(3):
-                    for j in range(3):
-                        rot_out[e, i, j] = r[i, j]
-                e_out[e] = w[e] * target_residual_into(f, rot_out, a, e, d)
-                for i in range(3):
-                    for j in range(3):
-                        res_out[e, i, j] = d[i, j]
+            n = _lane_block(x, tets, dm_inv, a, e0, hi, work, m, u, sigma, v, b, r)
+            _store_rows(work, R_ROW, e0, n, rot_out)
+            residual_lanes(work, acc)
+            _store_rows(work, M_ROW, e0, n, res_out)
+            for l in range(n):
+                e_out[e0 + l] = w[e0 + l] * acc[l]
 
 
 @njit(cache=True)
@@ -347,28 +303,17 @@ def _energy_gradient_fused(x, tets, dm_inv, a, w, e_out, g_out):
     """One serial pass over the tets: e_out[e] = w ||F - R A||^2 [J] and g_out (n, 3) [N] += 2 w (F - R A) g_a
     (zeroed first), R as ``local_step``, the residuals never stored. The same arithmetic in the same tet order as
     ``_local_residual_kernel`` then ``_scatter_gradient``, so the same bits (the one-thread path)."""
-    f, m, u = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-    v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-    d, sigma, g = np.empty((3, 3)), np.empty(3), np.empty((4, 3))
+    m, u, v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    sigma, acc = np.empty(3), np.empty(LANES)
     g_out[:] = 0.0
-    work = polar_workspace()
+    work = target_workspace()
     for e0 in range(0, tets.shape[0], LANES):
-        for l in range(_lane_block(x, tets, dm_inv, a, e0, tets.shape[0], f, m, work)):
-            e = e0 + l
-            _lane_rotation_into(work, l, f, m, r, u, sigma, v, b)
-            acc = 0.0
-            for i in range(3):
-                for j in range(3):
-                    dij = f[i, j] - (r[i, 0] * a[e, 0, j] + r[i, 1] * a[e, 1, j] + r[i, 2] * a[e, 2, j])
-                    d[i, j] = dij
-                    acc += dij * dij
-            e_out[e] = w[e] * acc
-            shape_gradients_into(dm_inv, e, g)
-            c = 2.0 * w[e]
-            for q in range(4):
-                vq = tets[e, q]
-                for i in range(3):
-                    g_out[vq, i] += c * (d[i, 0] * g[q, 0] + d[i, 1] * g[q, 1] + d[i, 2] * g[q, 2])
+        n = _lane_block(x, tets, dm_inv, a, e0, tets.shape[0], work, m, u, sigma, v, b, r)
+        residual_lanes(work, acc)
+        for l in range(n):
+            e_out[e0 + l] = w[e0 + l] * acc[l]
+        gradient_lanes(work, w, e0, n)
+        scatter_lanes(work, tets, e0, n, g_out)
 
 
 # ------------------------------------------------------------------------------------------ public API

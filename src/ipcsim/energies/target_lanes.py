@@ -1,0 +1,143 @@
+"""The per-tet arithmetic of the shape-targeting passes (``shape_targeting``: local step, residuals, energy and
+gradient) for LANES tets at a time, in the lane layout of ``polar_lanes``, bitwise equal per tet to the
+tet-by-tet helpers (``tet_blocks.deformation_gradient_into``, ``shape_targeting._mul_into``,
+``target_residual_into``, ``tet_blocks.shape_gradients_into``).
+
+A lane block is LANES consecutive tets e0 .. e0 + n - 1. The loads (a tet's vertices, Dm^-1 and A) are gathers
+done lane by lane; every formula after them runs with the lane index innermost and no branches, so that it
+vectorises; each lane does the operations of the single-tet helper in the same order, so the same bits. Padding
+lanes (l >= n) repeat the block's last tet; their results are never stored.
+
+Measured on this project's 2-core machine (AVX-512), one thread, the large face's 279,180 tets
+(``python benchmarks/bench_polar_lanes.py --model face.npz``, after three jaw frames): the local step 23.3 ->
+18.5 ms and the face solver's one-pass energy and gradient 54.0 ms tet by tet -> 23.5 ms (it was about 29 ms
+with only the polar iteration in lanes); at pucker_funnel frame 12, alternated with the code before:
+energy_gradient 29.5 / 29.6 -> 25.4 / 26.1 ms, local_step 25.3 / 25.2 -> 20.4 / 20.5 ms.
+
+Layout: ``target_workspace()`` extends the ``polar_lanes`` work array; row k of lane l is work[k * LANES + l]:
+
+    M_ROW..   M = F A^T (3, 3) on load; D = F - R A after ``residual_lanes``
+    R_ROW..   R, the rotation (the polar iteration's, or the SVD's where it declined: ``fallback_rotations``)
+    F_ROW..   F (3, 3)
+    A_ROW..   A (3, 3) of the tet;  DM_ROW..  Dm^-1 (3, 3) [1/m]
+    C_ROW..   12 rows: the edge vectors x_1 - x_0, x_2 - x_0, x_3 - x_0 (coordinate-major) on load; the vertex
+              gradients (4, 3) [N] after ``gradient_lanes``
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .polar_lanes import CONVERGED, F_ROW, M_ROW, POLAR_ROWS, R_ROW, STATE_ROW, polar_rotation_into
+from .svd_lanes import LANES
+
+A_ROW = POLAR_ROWS
+DM_ROW = A_ROW + 9
+C_ROW = DM_ROW + 9
+TARGET_ROWS = C_ROW + 12
+
+
+@njit(cache=True)
+def target_workspace() -> np.ndarray:
+    """The flat work array of the lane helpers below (TARGET_ROWS * LANES,)."""
+    return np.empty(TARGET_ROWS * LANES)
+
+
+@njit(cache=True, inline="always")
+def load_target_lanes(x, tets, dm_inv, a, e0: int, n: int, work) -> None:
+    """A, Dm^-1, F = Ds Dm^-1 and M = F A^T of the tets e0 .. e0 + n - 1 (n <= LANES) into their rows; x (nv, 3)
+    [m], tets (m, 4), dm_inv (m, 3, 3) [1/m], a (m, 3, 3)."""
+    last = e0 + n - 1
+    for l in range(LANES):
+        e = e0 + l if l < n else last
+        for i in range(3):
+            for j in range(3):
+                work[(A_ROW + 3 * i + j) * LANES + l] = a[e, i, j]
+                work[(DM_ROW + 3 * i + j) * LANES + l] = dm_inv[e, i, j]
+        v0, v1, v2, v3 = tets[e, 0], tets[e, 1], tets[e, 2], tets[e, 3]
+        for i in range(3):
+            x0 = x[v0, i]
+            work[(C_ROW + 3 * i) * LANES + l] = x[v1, i] - x0
+            work[(C_ROW + 3 * i + 1) * LANES + l] = x[v2, i] - x0
+            work[(C_ROW + 3 * i + 2) * LANES + l] = x[v3, i] - x0
+    dm = DM_ROW * LANES
+    for i in range(3):
+        c = (C_ROW + 3 * i) * LANES
+        for k in range(3):
+            fk = (F_ROW + 3 * i + k) * LANES
+            for l in range(LANES):  # deformation_gradient_into
+                work[fk + l] = (work[c + l] * work[dm + k * LANES + l]
+                                + work[c + LANES + l] * work[dm + (3 + k) * LANES + l]
+                                + work[c + 2 * LANES + l] * work[dm + (6 + k) * LANES + l])
+    for i in range(3):
+        f = (F_ROW + 3 * i) * LANES
+        for j in range(3):
+            aj, mij = (A_ROW + 3 * j) * LANES, (M_ROW + 3 * i + j) * LANES
+            for l in range(LANES):  # shape_targeting._mul_into
+                work[mij + l] = (work[f + l] * work[aj + l] + work[f + LANES + l] * work[aj + LANES + l]
+                                 + work[f + 2 * LANES + l] * work[aj + 2 * LANES + l])
+
+
+@njit(cache=True, inline="always")
+def fallback_rotations(work, n: int, m, u, sigma, v, b, r) -> None:
+    """After ``polar_lanes.polar_newton_lanes``: the R rows of every lane l < n whose iteration declined become
+    the rotation of M's rotation-variant SVD (``polar_rotation_into``); m, u, v, b, r (3, 3) and sigma (3,) are
+    scratch."""
+    for l in range(n):
+        if work[STATE_ROW * LANES + l] == CONVERGED:
+            continue
+        for i in range(3):
+            for j in range(3):
+                m[i, j] = work[(M_ROW + 3 * i + j) * LANES + l]
+        polar_rotation_into(m, u, sigma, v, b, r)
+        for i in range(3):
+            for j in range(3):
+                work[(R_ROW + 3 * i + j) * LANES + l] = r[i, j]
+
+
+@njit(cache=True, inline="always")
+def residual_lanes(work, acc) -> None:
+    """D = F - R A (3, 3) into the M rows and acc (LANES,) = ||D||_F^2 per lane (``target_residual_into``)."""
+    for l in range(LANES):
+        acc[l] = 0.0
+    for i in range(3):
+        r = (R_ROW + 3 * i) * LANES
+        for j in range(3):
+            fij, dij, a0 = (F_ROW + 3 * i + j) * LANES, (M_ROW + 3 * i + j) * LANES, (A_ROW + j) * LANES
+            for l in range(LANES):
+                d = work[fij + l] - (work[r + l] * work[a0 + l] + work[r + LANES + l] * work[a0 + 3 * LANES + l]
+                                     + work[r + 2 * LANES + l] * work[a0 + 6 * LANES + l])
+                work[dij + l] = d
+                acc[l] += d * d
+
+
+@njit(cache=True, inline="always")
+def gradient_lanes(work, w, e0: int, n: int) -> None:
+    """The vertex gradients 2 w_e D g_q (4, 3) [N] of every lane into the C rows (row C_ROW + 3 q + i), after
+    ``residual_lanes``; w (m,) [J], g_q the shape gradients (``shape_gradients_into``)."""
+    dm = DM_ROW * LANES
+    last = e0 + n - 1
+    for i in range(3):
+        d = (M_ROW + 3 * i) * LANES
+        for l in range(LANES):
+            c = 2.0 * w[min(e0 + l, last)]
+            d0, d1, d2 = work[d + l], work[d + LANES + l], work[d + 2 * LANES + l]
+            g0 = -(work[dm + l] + work[dm + 3 * LANES + l] + work[dm + 6 * LANES + l])
+            g1 = -(work[dm + LANES + l] + work[dm + 4 * LANES + l] + work[dm + 7 * LANES + l])
+            g2 = -(work[dm + 2 * LANES + l] + work[dm + 5 * LANES + l] + work[dm + 8 * LANES + l])
+            work[(C_ROW + i) * LANES + l] = c * (d0 * g0 + d1 * g1 + d2 * g2)
+            for q in range(1, 4):
+                g = dm + 3 * (q - 1) * LANES
+                work[(C_ROW + 3 * q + i) * LANES + l] = c * (d0 * work[g + l] + d1 * work[g + LANES + l]
+                                                             + d2 * work[g + 2 * LANES + l])
+
+
+@njit(cache=True, inline="always")
+def scatter_lanes(work, tets, e0: int, n: int, g_out) -> None:
+    """g_out (nv, 3) [N] += the C rows' vertex gradients of the lanes l < n, tet by tet in order (deterministic:
+    the order of a tet-by-tet loop)."""
+    for l in range(n):
+        for q in range(4):
+            vq = tets[e0 + l, q]
+            for i in range(3):
+                g_out[vq, i] += work[(C_ROW + 3 * q + i) * LANES + l]
