@@ -191,14 +191,14 @@ _CHUNK = 256
 
 
 @njit(cache=True, inline="always")
-def _lane_block(x, tets, dm_inv, a, e0, hi, work, m, u, sigma, v, b, r) -> int:
+def _lane_block(x, tets, dm_inv, a, e0, hi, work) -> int:
     """The tets e0 .. min(e0 + LANES, hi) - 1 loaded into the lanes (``target_lanes``) and their local-step
     rotations in the R rows: the polar iteration, the SVD where it declined (``best_rotation_into``, the same
-    bits). Returns their number; m, u, v, b, r (3, 3) and sigma (3,) are scratch."""
+    bits). Returns their number."""
     n = min(LANES, hi - e0)
     load_target_lanes(x, tets, dm_inv, a, e0, n, work)
     polar_newton_lanes(work)
-    fallback_rotations(work, n, m, u, sigma, v, b, r)
+    fallback_rotations(work, n)
     return n
 
 
@@ -215,12 +215,10 @@ def _store_rows(work, row: int, e0: int, n: int, out) -> None:
 def _local_step_kernel(x, tets, dm_inv, a, r_out):
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
     for ch in prange(n_chunks):
-        m, u, v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-        sigma = np.empty(3)
         work = target_workspace()
         hi = min((ch + 1) * _CHUNK, tets.shape[0])
         for e0 in range(ch * _CHUNK, hi, LANES):
-            n = _lane_block(x, tets, dm_inv, a, e0, hi, work, m, u, sigma, v, b, r)
+            n = _lane_block(x, tets, dm_inv, a, e0, hi, work)
             _store_rows(work, R_ROW, e0, n, r_out)
 
 
@@ -244,12 +242,10 @@ def _local_residual_kernel(x, tets, dm_inv, a, w, rot_out, res_out, e_out):
     ``local_step``, res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J]."""
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
     for ch in prange(n_chunks):
-        m, u, v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-        sigma, acc = np.empty(3), np.empty(LANES)
-        work = target_workspace()
+        acc, work = np.empty(LANES), target_workspace()
         hi = min((ch + 1) * _CHUNK, tets.shape[0])
         for e0 in range(ch * _CHUNK, hi, LANES):
-            n = _lane_block(x, tets, dm_inv, a, e0, hi, work, m, u, sigma, v, b, r)
+            n = _lane_block(x, tets, dm_inv, a, e0, hi, work)
             _store_rows(work, R_ROW, e0, n, rot_out)
             residual_lanes(work, acc)
             _store_rows(work, M_ROW, e0, n, res_out)
@@ -303,12 +299,10 @@ def _energy_gradient_fused(x, tets, dm_inv, a, w, e_out, g_out):
     """One serial pass over the tets: e_out[e] = w ||F - R A||^2 [J] and g_out (n, 3) [N] += 2 w (F - R A) g_a
     (zeroed first), R as ``local_step``, the residuals never stored. The same arithmetic in the same tet order as
     ``_local_residual_kernel`` then ``_scatter_gradient``, so the same bits (the one-thread path)."""
-    m, u, v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-    sigma, acc = np.empty(3), np.empty(LANES)
+    acc, work = np.empty(LANES), target_workspace()
     g_out[:] = 0.0
-    work = target_workspace()
     for e0 in range(0, tets.shape[0], LANES):
-        n = _lane_block(x, tets, dm_inv, a, e0, tets.shape[0], work, m, u, sigma, v, b, r)
+        n = _lane_block(x, tets, dm_inv, a, e0, tets.shape[0], work)
         residual_lanes(work, acc)
         for l in range(n):
             e_out[e0 + l] = w[e0 + l] * acc[l]

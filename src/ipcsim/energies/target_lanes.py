@@ -79,11 +79,22 @@ def load_target_lanes(x, tets, dm_inv, a, e0: int, n: int, work) -> None:
 
 
 @njit(cache=True, inline="always")
-def fallback_rotations(work, n: int, m, u, sigma, v, b, r) -> None:
+def fallback_rotations(work, n: int) -> None:
     """After ``polar_lanes.polar_newton_lanes``: the R rows of every lane l < n whose iteration declined become
-    the rotation of M's rotation-variant SVD (``polar_rotation_into``); m, u, v, b, r (3, 3) and sigma (3,) are
-    scratch."""
+    the rotation of M's rotation-variant SVD (``polar_rotation_into``). Its scratch is allocated only in a block
+    that has such a lane (inverted, flat or very ill-conditioned tets: rare)."""
     for l in range(n):
+        if work[STATE_ROW * LANES + l] != CONVERGED:
+            _svd_rotations(work, l, n)
+            return
+
+
+@njit(cache=True)
+def _svd_rotations(work, first: int, n: int) -> None:
+    """``fallback_rotations`` from lane first on."""
+    m, u, v, b, r = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    sigma = np.empty(3)
+    for l in range(first, n):
         if work[STATE_ROW * LANES + l] == CONVERGED:
             continue
         for i in range(3):
