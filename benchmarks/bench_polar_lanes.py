@@ -39,7 +39,7 @@ def _tet_by_tet(x, tets, dm_inv, a, r_out):
     sigma = np.empty(3)
     for e in range(tets.shape[0]):
         deformation_gradient_into(x, tets, dm_inv, e, f)
-        st._mul_into(f, a, e, m)
+        st.mul_target_into(f, a, e, m)
         st.best_rotation_into(m, r, u, sigma, v, b)
         for i in range(3):
             for j in range(3):
@@ -56,7 +56,7 @@ def _pass_tet_by_tet(x, tets, dm_inv, a, w, e_out, g_out):
     g_out[:] = 0.0
     for e in range(tets.shape[0]):
         deformation_gradient_into(x, tets, dm_inv, e, f)
-        st._mul_into(f, a, e, m)
+        st.mul_target_into(f, a, e, m)
         st.best_rotation_into(m, r, u, sigma, v, b)
         acc = 0.0
         for i in range(3):

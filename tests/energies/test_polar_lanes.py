@@ -83,7 +83,7 @@ def test_shape_targeting_loops_give_the_bits_of_the_tet_by_tet_loop(rng, config)
     u, s, vv, b = np.empty((3, 3)), np.empty(3), np.empty((3, 3)), np.empty((3, 3))
     for e in range(len(t)):
         deformation_gradient_into(x, t, dm_inv, e, f)
-        st._mul_into(f, a, e, m)
+        st.mul_target_into(f, a, e, m)
         st.best_rotation_into(m, r, u, s, vv, b)
         ref[e] = r
     args = st._arrays(x, t, dm_inv, a)

@@ -15,7 +15,8 @@ and E(x) = sum_i E_i(x). Projective Dynamics splits it in two steps:
   the time of the Jacobi SVD), run until its step is below 1e-9 (the iteration converges quadratically, so the
   result is the polar factor to round-off: within 1e-14 of U V^T), else (det M_i <= 1e-6 max|M_ij|^3, or
   no convergence) by the SVD; the loops over tets run the iteration for ``svd_lanes.LANES`` tets at a time in
-  lockstep (``polar_lanes``: vectorised, bitwise equal to ``polar_newton_into`` per tet);
+  lockstep (``polar_lanes``: vectorised, bitwise equal to ``polar_newton_into`` per tet), and F, F A^T, the
+  residuals and the gradient terms around it likewise (``target_lanes``);
 * global step: with R_i frozen, E_R(x) = sum_i w_i ||F_i(x) - R_i A_i||^2 is quadratic in x. With the shape
   gradients g_a (4, 3) [1/m] of the tet (F = sum_a x_a g_a^T, ``tet_blocks.shape_gradients_into``),
   ||F - P||^2 = sum_r ||sum_a x_a[r] g_a - P[r, :]||^2 splits into three identical scalar problems, one per
@@ -55,8 +56,8 @@ from .kinematics import cofactor_into, dfdx, i1_hessian
 from .mat3 import svd3_rv_into
 from .polar_lanes import M_ROW, NEWTON_MAX_STEPS, NEWTON_MIN_DET, R_ROW, polar_newton_lanes, polar_rotation_into
 from .svd_lanes import LANES
-from .target_lanes import (fallback_rotations, gradient_lanes, load_target_lanes, residual_lanes, scatter_lanes,
-                           target_workspace)
+from .target_lanes import (fallback_rotations, gradient_lanes, load_lanes, mul_target_into,
+                           residual_lanes, scatter_lanes, target_workspace)
 from .tet_blocks import deformation_gradient_into, shape_gradients_into
 
 
@@ -164,14 +165,6 @@ def target_residual_into(f, r, a, e: int, out) -> float:
     return acc
 
 
-@njit(cache=True, inline="always")
-def _mul_into(f, a, e: int, out) -> None:
-    """out (3, 3) = F A_e^T (a (m, 3, 3)): the matrix whose polar rotation minimises ||F - R A_e||."""
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = f[i, 0] * a[e, j, 0] + f[i, 1] * a[e, j, 1] + f[i, 2] * a[e, j, 2]
-
-
 # ------------------------------------------------------------------------------------------ loops over tets
 #: Meshes with fewer tets run the local step and residuals on one thread on machines with fewer than 4 cores (a
 #: tenth of it on larger ones): on the shared 2-core machine a parallel region waits for the second core whenever
@@ -191,12 +184,12 @@ _CHUNK = 256
 
 
 @njit(cache=True, inline="always")
-def _lane_block(x, tets, dm_inv, a, e0, hi, work) -> int:
-    """The tets e0 .. min(e0 + LANES, hi) - 1 loaded into the lanes (``target_lanes``) and their local-step
-    rotations in the R rows: the polar iteration, the SVD where it declined (``best_rotation_into``, the same
-    bits). Returns their number."""
+def _lane_block(x, tets, dm_inv, a, e0, hi, f, m, work, targets: bool) -> int:
+    """The tets e0 .. min(e0 + LANES, hi) - 1 loaded into the lanes (``target_lanes.load_lanes``, with targets
+    the rows of A and Dm^-1 too) and their local-step rotations in the R rows: the polar iteration, the SVD where
+    it declined (``best_rotation_into``, the same bits). Returns their number; f, m (3, 3) scratch."""
     n = min(LANES, hi - e0)
-    load_target_lanes(x, tets, dm_inv, a, e0, n, work)
+    load_lanes(x, tets, dm_inv, a, e0, n, f, m, work, targets)
     polar_newton_lanes(work)
     fallback_rotations(work, n)
     return n
@@ -215,10 +208,10 @@ def _store_rows(work, row: int, e0: int, n: int, out) -> None:
 def _local_step_kernel(x, tets, dm_inv, a, r_out):
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
     for ch in prange(n_chunks):
-        work = target_workspace()
+        f, m, work = np.empty((3, 3)), np.empty((3, 3)), target_workspace()
         hi = min((ch + 1) * _CHUNK, tets.shape[0])
         for e0 in range(ch * _CHUNK, hi, LANES):
-            n = _lane_block(x, tets, dm_inv, a, e0, hi, work)
+            n = _lane_block(x, tets, dm_inv, a, e0, hi, f, m, work, False)
             _store_rows(work, R_ROW, e0, n, r_out)
 
 
@@ -242,10 +235,10 @@ def _local_residual_kernel(x, tets, dm_inv, a, w, rot_out, res_out, e_out):
     ``local_step``, res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J]."""
     n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
     for ch in prange(n_chunks):
-        acc, work = np.empty(LANES), target_workspace()
+        f, m, acc, work = np.empty((3, 3)), np.empty((3, 3)), np.empty(LANES), target_workspace()
         hi = min((ch + 1) * _CHUNK, tets.shape[0])
         for e0 in range(ch * _CHUNK, hi, LANES):
-            n = _lane_block(x, tets, dm_inv, a, e0, hi, work)
+            n = _lane_block(x, tets, dm_inv, a, e0, hi, f, m, work, True)
             _store_rows(work, R_ROW, e0, n, rot_out)
             residual_lanes(work, acc)
             _store_rows(work, M_ROW, e0, n, res_out)
@@ -279,7 +272,7 @@ def _true_hessian_blocks(x, tets, dm_inv, a, w):
     ka = np.zeros((9, 9))
     for e in range(m_t):
         deformation_gradient_into(x, tets, dm_inv, e, f)
-        _mul_into(f, a, e, mm)
+        mul_target_into(f, a, e, mm)
         svd3_rv_into(mm, u, sigma, v, b)
         h1 = i1_hessian(u, sigma, v)
         for j in range(3):  # ka = A (x) I: ka[3j + i, 3l + i] = A[j, l]
@@ -299,10 +292,10 @@ def _energy_gradient_fused(x, tets, dm_inv, a, w, e_out, g_out):
     """One serial pass over the tets: e_out[e] = w ||F - R A||^2 [J] and g_out (n, 3) [N] += 2 w (F - R A) g_a
     (zeroed first), R as ``local_step``, the residuals never stored. The same arithmetic in the same tet order as
     ``_local_residual_kernel`` then ``_scatter_gradient``, so the same bits (the one-thread path)."""
-    acc, work = np.empty(LANES), target_workspace()
+    f, m, acc, work = np.empty((3, 3)), np.empty((3, 3)), np.empty(LANES), target_workspace()
     g_out[:] = 0.0
     for e0 in range(0, tets.shape[0], LANES):
-        n = _lane_block(x, tets, dm_inv, a, e0, tets.shape[0], work)
+        n = _lane_block(x, tets, dm_inv, a, e0, tets.shape[0], f, m, work, True)
         residual_lanes(work, acc)
         for l in range(n):
             e_out[e0 + l] = w[e0 + l] * acc[l]

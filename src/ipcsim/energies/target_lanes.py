@@ -1,6 +1,6 @@
 """The per-tet arithmetic of the shape-targeting passes (``shape_targeting``: local step, residuals, energy and
 gradient) for LANES tets at a time, in the lane layout of ``polar_lanes``, bitwise equal per tet to the
-tet-by-tet helpers (``tet_blocks.deformation_gradient_into``, ``shape_targeting._mul_into``,
+tet-by-tet helpers (``tet_blocks.deformation_gradient_into``, ``mul_target_into``,
 ``target_residual_into``, ``tet_blocks.shape_gradients_into``).
 
 A lane block is LANES consecutive tets e0 .. e0 + n - 1. The loads (a tet's vertices, Dm^-1 and A) are gathers
@@ -30,6 +30,7 @@ from numba import njit
 
 from .polar_lanes import CONVERGED, F_ROW, M_ROW, POLAR_ROWS, R_ROW, STATE_ROW, polar_rotation_into
 from .svd_lanes import LANES
+from .tet_blocks import deformation_gradient_into
 
 A_ROW = POLAR_ROWS
 DM_ROW = A_ROW + 9
@@ -44,38 +45,37 @@ def target_workspace() -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def load_target_lanes(x, tets, dm_inv, a, e0: int, n: int, work) -> None:
-    """A, Dm^-1, F = Ds Dm^-1 and M = F A^T of the tets e0 .. e0 + n - 1 (n <= LANES) into their rows; x (nv, 3)
-    [m], tets (m, 4), dm_inv (m, 3, 3) [1/m], a (m, 3, 3)."""
-    last = e0 + n - 1
-    for l in range(LANES):
-        e = e0 + l if l < n else last
-        for i in range(3):
-            for j in range(3):
+def mul_target_into(f, a, e: int, out) -> None:
+    """out (3, 3) = F A_e^T (a (m, 3, 3)): the matrix whose polar rotation minimises ||F - R A_e||."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = f[i, 0] * a[e, j, 0] + f[i, 1] * a[e, j, 1] + f[i, 2] * a[e, j, 2]
+
+
+@njit(cache=True, inline="always")
+def _load_lane(x, tets, dm_inv, a, e: int, l: int, f, m, work, targets: bool) -> None:
+    """F (``deformation_gradient_into``) and M = F A^T (``mul_target_into``) of tet e into the F and M rows of lane
+    l, and with targets A and Dm^-1 into theirs; f, m (3, 3) scratch. F and M are computed tet by tet: in
+    registers that is cheaper than in lanes (measured)."""
+    deformation_gradient_into(x, tets, dm_inv, e, f)
+    mul_target_into(f, a, e, m)
+    for i in range(3):
+        for j in range(3):
+            work[(F_ROW + 3 * i + j) * LANES + l] = f[i, j]
+            work[(M_ROW + 3 * i + j) * LANES + l] = m[i, j]
+            if targets:
                 work[(A_ROW + 3 * i + j) * LANES + l] = a[e, i, j]
                 work[(DM_ROW + 3 * i + j) * LANES + l] = dm_inv[e, i, j]
-        v0, v1, v2, v3 = tets[e, 0], tets[e, 1], tets[e, 2], tets[e, 3]
-        for i in range(3):
-            x0 = x[v0, i]
-            work[(C_ROW + 3 * i) * LANES + l] = x[v1, i] - x0
-            work[(C_ROW + 3 * i + 1) * LANES + l] = x[v2, i] - x0
-            work[(C_ROW + 3 * i + 2) * LANES + l] = x[v3, i] - x0
-    dm = DM_ROW * LANES
-    for i in range(3):
-        c = (C_ROW + 3 * i) * LANES
-        for k in range(3):
-            fk = (F_ROW + 3 * i + k) * LANES
-            for l in range(LANES):  # deformation_gradient_into
-                work[fk + l] = (work[c + l] * work[dm + k * LANES + l]
-                                + work[c + LANES + l] * work[dm + (3 + k) * LANES + l]
-                                + work[c + 2 * LANES + l] * work[dm + (6 + k) * LANES + l])
-    for i in range(3):
-        f = (F_ROW + 3 * i) * LANES
-        for j in range(3):
-            aj, mij = (A_ROW + 3 * j) * LANES, (M_ROW + 3 * i + j) * LANES
-            for l in range(LANES):  # shape_targeting._mul_into
-                work[mij + l] = (work[f + l] * work[aj + l] + work[f + LANES + l] * work[aj + LANES + l]
-                                 + work[f + 2 * LANES + l] * work[aj + 2 * LANES + l])
+
+
+@njit(cache=True, inline="always")
+def load_lanes(x, tets, dm_inv, a, e0: int, n: int, f, m, work, targets: bool) -> None:
+    """F = Ds Dm^-1 and M = F A^T of the tets e0 .. e0 + n - 1 (n <= LANES) into their rows (what the polar
+    iteration needs), with targets also the rows of A and Dm^-1 (what ``residual_lanes`` and ``gradient_lanes``
+    read); x (nv, 3) [m], tets (m, 4), dm_inv (m, 3, 3) [1/m], a (m, 3, 3); f, m (3, 3) scratch."""
+    last = e0 + n - 1
+    for l in range(LANES):
+        _load_lane(x, tets, dm_inv, a, e0 + l if l < n else last, l, f, m, work, targets)
 
 
 @njit(cache=True, inline="always")
