@@ -16,7 +16,7 @@ change any lane's result:
 Measured on this project's 2-core machine (AVX-512 vectors), one thread: the iteration alone on 279,180 random
 near-identity matrices 52.7 -> 11.5 ms (4.6x); the large face's whole local step after three frames of its
 sequence (279,180 tets, mostly 4 iterations each; F, F A^T and the stores included) 47.4 -> 23.3 ms (2.0x,
-``benchmarks/bench_polar_lanes.py``), 18.5 ms (2.55x) once F and F A^T went into lanes too (``target_lanes``).
+``benchmarks/bench_polar_lanes.py``); 15.6 ms (3.0x) with the loads and stores of ``target_lanes``.
 
 Layout: one flat float64 array ``work`` of POLAR_ROWS * LANES entries; "row" k of lane l is work[k * LANES + l].
 Input M[i, j] in row M_ROW + 3 i + j; output R[i, j] in row R_ROW + 3 i + j (the polar rotation where

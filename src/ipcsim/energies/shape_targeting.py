@@ -15,8 +15,8 @@ and E(x) = sum_i E_i(x). Projective Dynamics splits it in two steps:
   the time of the Jacobi SVD), run until its step is below 1e-9 (the iteration converges quadratically, so the
   result is the polar factor to round-off: within 1e-14 of U V^T), else (det M_i <= 1e-6 max|M_ij|^3, or
   no convergence) by the SVD; the loops over tets run the iteration for ``svd_lanes.LANES`` tets at a time in
-  lockstep (``polar_lanes``: vectorised, bitwise equal to ``polar_newton_into`` per tet), and F, F A^T, the
-  residuals and the gradient terms around it likewise (``target_lanes``);
+  lockstep (``polar_lanes``: vectorised, bitwise equal to ``polar_newton_into`` per tet), and the residuals and
+  gradient terms after it likewise (``target_lanes``);
 * global step: with R_i frozen, E_R(x) = sum_i w_i ||F_i(x) - R_i A_i||^2 is quadratic in x. With the shape
   gradients g_a (4, 3) [1/m] of the tet (F = sum_a x_a g_a^T, ``tet_blocks.shape_gradients_into``),
   ||F - P||^2 = sum_r ||sum_a x_a[r] g_a - P[r, :]||^2 splits into three identical scalar problems, one per

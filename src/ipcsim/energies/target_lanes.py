@@ -3,16 +3,17 @@ gradient) for LANES tets at a time, in the lane layout of ``polar_lanes``, bitwi
 tet-by-tet helpers (``tet_blocks.deformation_gradient_into``, ``mul_target_into``,
 ``target_residual_into``, ``tet_blocks.shape_gradients_into``).
 
-A lane block is LANES consecutive tets e0 .. e0 + n - 1. The loads (a tet's vertices, Dm^-1 and A) are gathers
-done lane by lane; every formula after them runs with the lane index innermost and no branches, so that it
-vectorises; each lane does the operations of the single-tet helper in the same order, so the same bits. Padding
-lanes (l >= n) repeat the block's last tet; their results are never stored.
+A lane block is LANES consecutive tets e0 .. e0 + n - 1. F and M = F A^T are computed tet by tet as they are
+loaded (``load_lanes``: in registers, which measured cheaper than computing them in lanes from gathered edge
+vectors); every formula after the polar iteration (the residual, the energy, the vertex gradients) runs with the
+lane index innermost and no branches, so that it vectorises. Each lane does the operations of the single-tet
+helper in the same order, so the same bits. Padding lanes (l >= n) repeat the block's last tet; their results are
+never stored.
 
 Measured on this project's 2-core machine (AVX-512), one thread, the large face's 279,180 tets
 (``python benchmarks/bench_polar_lanes.py --model face.npz``, after three jaw frames): the local step 23.3 ->
-18.5 ms and the face solver's one-pass energy and gradient 54.0 ms tet by tet -> 23.5 ms (it was about 29 ms
-with only the polar iteration in lanes); at pucker_funnel frame 12, alternated with the code before:
-energy_gradient 29.5 / 29.6 -> 25.4 / 26.1 ms, local_step 25.3 / 25.2 -> 20.4 / 20.5 ms.
+15.6 ms and the face solver's one-pass energy and gradient 54.1 ms tet by tet -> 20.8 ms (about 29 ms with only
+the polar iteration in lanes).
 
 Layout: ``target_workspace()`` extends the ``polar_lanes`` work array; row k of lane l is work[k * LANES + l]:
 
@@ -20,8 +21,7 @@ Layout: ``target_workspace()`` extends the ``polar_lanes`` work array; row k of 
     R_ROW..   R, the rotation (the polar iteration's, or the SVD's where it declined: ``fallback_rotations``)
     F_ROW..   F (3, 3)
     A_ROW..   A (3, 3) of the tet;  DM_ROW..  Dm^-1 (3, 3) [1/m]
-    C_ROW..   12 rows: the edge vectors x_1 - x_0, x_2 - x_0, x_3 - x_0 (coordinate-major) on load; the vertex
-              gradients (4, 3) [N] after ``gradient_lanes``
+    C_ROW..   12 rows: the vertex gradients (4, 3) [N] after ``gradient_lanes``
 """
 from __future__ import annotations
 
