@@ -196,6 +196,17 @@ def _lane_block(x, tets, dm_inv, a, e0, hi, f, m, work, targets: bool) -> int:
 
 
 @njit(cache=True, inline="always")
+def _residual_block(x, tets, dm_inv, a, w, e0, hi, f, m, work, acc, e_out) -> int:
+    """``_lane_block`` with the A and Dm^-1 rows, then the residuals D = F - R A in the M rows
+    (``target_lanes.residual_lanes``) and e_out[e] = w ||D||^2 [J] of its tets; returns their number."""
+    n = _lane_block(x, tets, dm_inv, a, e0, hi, f, m, work, True)
+    residual_lanes(work, acc)
+    for l in range(n):
+        e_out[e0 + l] = w[e0 + l] * acc[l]
+    return n
+
+
+@njit(cache=True, inline="always")
 def _store_rows(work, row: int, e0: int, n: int, out) -> None:
     """out[e0 + l] (3, 3) = the lane rows row .. row + 8 of lane l, for l < n."""
     for l in range(n):
@@ -238,12 +249,9 @@ def _local_residual_kernel(x, tets, dm_inv, a, w, rot_out, res_out, e_out):
         f, m, acc, work = np.empty((3, 3)), np.empty((3, 3)), np.empty(LANES), target_workspace()
         hi = min((ch + 1) * _CHUNK, tets.shape[0])
         for e0 in range(ch * _CHUNK, hi, LANES):
-            n = _lane_block(x, tets, dm_inv, a, e0, hi, f, m, work, True)
+            n = _residual_block(x, tets, dm_inv, a, w, e0, hi, f, m, work, acc, e_out)
             _store_rows(work, R_ROW, e0, n, rot_out)
-            residual_lanes(work, acc)
             _store_rows(work, M_ROW, e0, n, res_out)
-            for l in range(n):
-                e_out[e0 + l] = w[e0 + l] * acc[l]
 
 
 @njit(cache=True)
@@ -295,10 +303,7 @@ def _energy_gradient_fused(x, tets, dm_inv, a, w, e_out, g_out):
     f, m, acc, work = np.empty((3, 3)), np.empty((3, 3)), np.empty(LANES), target_workspace()
     g_out[:] = 0.0
     for e0 in range(0, tets.shape[0], LANES):
-        n = _lane_block(x, tets, dm_inv, a, e0, tets.shape[0], f, m, work, True)
-        residual_lanes(work, acc)
-        for l in range(n):
-            e_out[e0 + l] = w[e0 + l] * acc[l]
+        n = _residual_block(x, tets, dm_inv, a, w, e0, tets.shape[0], f, m, work, acc, e_out)
         gradient_lanes(work, w, e0, n)
         scatter_lanes(work, tets, e0, n, g_out)
 
