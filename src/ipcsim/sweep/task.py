@@ -91,6 +91,12 @@ _FORKSERVER = None
 _LIVE: set = set()
 _LIVE_LOCK = threading.Lock()
 _STOPPING = threading.Event()
+#: held while a child starts and while its exit status is read (``run_child``). The forkserver's ``Popen.poll`` is
+#: not thread-safe: every ``Process.start`` polls all the process's unjoined children (``multiprocessing.process.
+#: _cleanup``), and when it does so while another thread's ``join`` reads the same child's status pipe, the loser
+#: reads EOF and overwrites the exit status with 255 (CPython gh-130895; a run that ended well was recorded
+#: "failed: exit status 255" about once in 50 interrupted-and-resumed sweeps on 2 busy cores)
+_REAP_LOCK = threading.Lock()
 
 
 def allow_runs() -> None:
@@ -189,25 +195,39 @@ def _simulate_forked(scene_file: Path, out: Path, time_limit: float | None) -> t
     """Run the simulation in a process forked from the worker's fork server: (kind, exit status, stderr)
     with kind "exit" or "timeout". Raises AssertionError where this process may not have children (a daemonic
     Dask worker)."""
-    ctx = _forkserver_context()
     err_file = out / ".stderr.txt"
-    proc = ctx.Process(target=_forked_main, args=(str(scene_file), str(out), str(err_file)), daemon=False)
-    proc.start()
-    _track(proc)
-    try:
-        proc.join(time_limit)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-            return "timeout", None, ""
-    finally:
-        _untrack(proc)
+    kind, rc = run_child(_forkserver_context(), _forked_main, (str(scene_file), str(out), str(err_file)),
+                         time_limit)
+    if kind == "timeout":
+        return "timeout", None, ""
     try:
         text = err_file.read_text(errors="replace")
         err_file.unlink()
     except OSError:
         text = ""
-    return "exit", proc.exitcode, text
+    return "exit", rc, text
+
+
+def run_child(ctx, target, args: tuple, time_limit: float | None) -> tuple[str, int | None]:
+    """Run target(*args) in a process of the multiprocessing context ctx, killed after time_limit [s] (None: no
+    limit); ("exit", its exit status) or ("timeout", the status of the killed process). Safe to call from several
+    threads at once (``_REAP_LOCK``): the process is registered for ``stop_runs`` while it runs."""
+    from multiprocessing.connection import wait
+
+    proc = ctx.Process(target=target, args=args, daemon=False)
+    with _REAP_LOCK:
+        proc.start()
+    _track(proc)
+    try:
+        kind = "exit" if wait([proc.sentinel], time_limit) else "timeout"  # waits without reading the status
+        if kind == "timeout":
+            proc.kill()
+            wait([proc.sentinel])
+        with _REAP_LOCK:
+            proc.join()
+    finally:
+        _untrack(proc)
+    return kind, proc.exitcode
 
 
 def _simulate_process(scene_file: Path, out: Path, time_limit: float | None) -> tuple[str, int | None, str]:
