@@ -97,7 +97,14 @@ def symmetric_eigen(a, n, w, z, e):
     for i in range(n):
         for j in range(n):
             z[i, j] = a[i, j]
-    # --- Householder tridiagonalisation: z <- accumulated transform, w diagonal, e sub-diagonal
+    _tridiagonalize(z, n, w, e)
+    return _tridiagonal_ql(n, w, e, z)
+
+
+@generic_njit
+def _tridiagonalize(z, n, w, e) -> None:
+    """Householder reduction of the symmetric leading n x n block of z (overwritten by the accumulated
+    orthogonal transform): w[:n] its diagonal, e[:n] its sub-diagonal (e[i] couples rows i - 1 and i, e[0] = 0)."""
     for i in range(n - 1, 0, -1):
         l = i - 1
         h = 0.0
@@ -151,7 +158,13 @@ def symmetric_eigen(a, n, w, z, e):
         for j in range(i):
             z[j, i] = 0.0
             z[i, j] = 0.0
-    # --- implicit QL on the tridiagonal matrix (w, e), accumulating into z
+
+
+@generic_njit
+def _tridiagonal_ql(n, w, e, z) -> bool:
+    """Implicit QL iteration with Wilkinson-type shifts on the tridiagonal matrix (diagonal w[:n], sub-diagonal
+    e[:n] as ``_tridiagonalize`` leaves it), accumulating the rotations into z's columns: on return w[:n] holds the
+    eigenvalues and z[:n, :n] the eigenvectors. False if an eigenvalue needs more than 60 iterations."""
     for i in range(1, n):
         e[i - 1] = e[i]
     e[n - 1] = 0.0
