@@ -2,6 +2,7 @@
 single-matrix ``shape_targeting.polar_newton_into``, and the shape-targeting loops built on it give the bits of a
 tet-by-tet loop over ``best_rotation_into`` and the single-tet residual and gradient helpers (serial and parallel
 variants; the per-tet arithmetic in lanes of ``energies.target_lanes``)."""
+import numba as nb
 import numpy as np
 import pytest
 
@@ -105,6 +106,52 @@ def test_shape_targeting_loops_give_the_bits_of_the_tet_by_tet_loop(rng, config)
     e_t, g = np.empty(len(t)), np.empty_like(x)
     st._energy_gradient_fused(*args, w, e_t, g)  # the one-thread pass of energy_gradient
     assert e_t.tobytes() == e_ref.tobytes() and g.tobytes() == g_ref.tobytes()
+    ptr, slots = st.vertex_incidence(t, len(x))
+    for kind in ("serial", "parallel"):  # energy_gradient on more threads: per-tet terms, then the gather
+        e_t, terms, g = np.empty(len(t)), np.empty((len(t), 12)), np.empty_like(x)
+        with st.numba_threads(2):
+            getattr(st._energy_gradient_terms, kind)(*args, w, e_t, terms)
+            getattr(st._gather_gradient, kind)(ptr, slots, terms, g)
+        assert e_t.tobytes() == e_ref.tobytes() and g.tobytes() == g_ref.tobytes()
+
+
+def test_the_multi_threaded_gradient_gathers_each_vertex_in_tet_order(rng, monkeypatch):
+    """vertex_incidence lists each vertex's tet corners in ascending tet order (a vertex in no tet: none; a tet
+    that repeats a vertex: both corners), the gather adds them as a tet-order scatter into zeros does, and
+    energy_gradient's path for 2+ threads (forced on a small mesh, with and without a given incidence) gives
+    the bits of the one-thread pass."""
+    v, t = box_tet_mesh((1.0, 0.8, 0.6), (3, 2, 2))
+    v = np.vstack([v, [[5.0, 5.0, 5.0]]])  # a vertex no tet uses
+    bad = t.copy()
+    bad[7, 3] = bad[7, 0]  # a tet repeating a vertex
+    ptr, slots = st.vertex_incidence(bad, len(v))
+    assert ptr[-1] == 4 * len(t) and ptr[-1] == ptr[-2]
+    for k in range(len(v)):
+        corners = slots[ptr[k]:ptr[k + 1]]
+        assert np.all(np.diff(corners) > 0) and np.all(bad.ravel()[corners] == k)
+    terms = rng.standard_normal((len(t), 12))
+    scattered = np.zeros_like(v)
+    for e in range(len(t)):
+        for q in range(4):
+            scattered[bad[e, q]] += terms[e, 3 * q:3 * q + 3]
+    for kind in ("serial", "parallel"):
+        g = np.empty_like(v)
+        with st.numba_threads(2):
+            getattr(st._gather_gradient, kind)(ptr, slots, terms, g)
+        assert g.tobytes() == scattered.tobytes()
+
+    dm_inv, vol, _ = st.rest_shape(v, t)
+    x = v + 0.05 * rng.standard_normal(v.shape)
+    a = np.eye(3) + 0.2 * rng.standard_normal((len(t), 3, 3))
+    w = 1e3 * vol
+    e1, g1 = st.energy_gradient(x, t, dm_inv, a, w)
+    monkeypatch.setattr(st, "SERIAL_BELOW_TETS", 0)
+    with st.numba_threads(2):
+        assert st._threads(len(t)) == min(2, nb.config.NUMBA_NUM_THREADS)
+        for incidence in (None, st.vertex_incidence(t, len(v))):
+            e2, g2 = st.energy_gradient(x, t, dm_inv, a, w, incidence)
+            assert e2 == e1 and g2.tobytes() == g1.tobytes()
+    assert not np.any(g1[-1])
 
 
 def _energies_and_gradient(x, t, dm_inv, a, w, rot):

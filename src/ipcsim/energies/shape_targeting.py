@@ -52,12 +52,13 @@ from numba import njit, prange
 
 from ..runtime.threads import cpu_cores, numba_threads
 from ..runtime.jit import twin
+from ..runtime.scratch import scratch_array
 from .kinematics import cofactor_into, dfdx, i1_hessian
 from .mat3 import svd3_rv_into
 from .polar_lanes import M_ROW, NEWTON_MAX_STEPS, NEWTON_MIN_DET, R_ROW, polar_newton_lanes, polar_rotation_into
 from .svd_lanes import LANES
 from .target_lanes import (fallback_rotations, gradient_lanes, load_lanes, mul_target_into,
-                           residual_lanes, scatter_lanes, target_workspace)
+                           residual_lanes, scatter_lanes, store_gradient_lanes, target_workspace)
 from .tet_blocks import deformation_gradient_into, shape_gradients_into
 
 
@@ -308,10 +309,66 @@ def _energy_gradient_fused(x, tets, dm_inv, a, w, e_out, g_out):
         scatter_lanes(work, tets, e0, n, g_out)
 
 
+@twin
+def _energy_gradient_terms(x, tets, dm_inv, a, w, e_out, terms_out):
+    """e_out[e] = w ||F - R A||^2 [J] and terms_out[e, 3 q + i] = (2 w (F - R A) g_q)[i] [N] (R as
+    ``local_step``), chunks of tets in parallel: the per-tet arithmetic of ``_energy_gradient_fused``."""
+    n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
+    for ch in prange(n_chunks):
+        f, m, acc, work = np.empty((3, 3)), np.empty((3, 3)), np.empty(LANES), target_workspace()
+        hi = min((ch + 1) * _CHUNK, tets.shape[0])
+        for e0 in range(ch * _CHUNK, hi, LANES):
+            n = _residual_block(x, tets, dm_inv, a, w, e0, hi, f, m, work, acc, e_out)
+            gradient_lanes(work, w, e0, n)
+            store_gradient_lanes(work, e0, n, terms_out)
+
+
+@twin
+def _gather_gradient(ptr, slots, terms, g_out):
+    """g_out[v] (n, 3) [N] = the sum, from 0 in ascending tet order, of the terms (m, 12) of vertex v's slots
+    4 e + q (``vertex_incidence``): the bits of adding them tet by tet into zeros, vertices in parallel."""
+    flat = terms.reshape(-1)
+    for v in prange(len(ptr) - 1):
+        s0, s1, s2 = 0.0, 0.0, 0.0
+        for k in range(ptr[v], ptr[v + 1]):
+            j = 3 * slots[k]
+            s0 += flat[j]
+            s1 += flat[j + 1]
+            s2 += flat[j + 2]
+        g_out[v, 0] = s0
+        g_out[v, 1] = s1
+        g_out[v, 2] = s2
+
+
+@njit(cache=True)
+def _vertex_incidence(tets, n):
+    ptr = np.zeros(n + 1, np.int64)
+    for e in range(tets.shape[0]):
+        for q in range(4):
+            ptr[tets[e, q] + 1] += 1
+    for v in range(n):
+        ptr[v + 1] += ptr[v]
+    fill = ptr[:-1].copy()
+    slots = np.empty(4 * tets.shape[0], np.int64)
+    for e in range(tets.shape[0]):
+        for q in range(4):
+            v = tets[e, q]
+            slots[fill[v]] = 4 * e + q
+            fill[v] += 1
+    return ptr, slots
+
+
 # ------------------------------------------------------------------------------------------ public API
 def _arrays(x, tets, dm_inv, a):
     return (np.ascontiguousarray(x, np.float64), np.ascontiguousarray(tets, np.int64),
             np.ascontiguousarray(dm_inv, np.float64), np.ascontiguousarray(a, np.float64))
+
+
+def vertex_incidence(tets, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ptr (n + 1,), slots (4 m,)) int64: vertex v's corners of the tets (m, 4) are slots[ptr[v]:ptr[v + 1]],
+    each 4 e + q (tet e, corner q), in ascending e. For ``energy_gradient(..., incidence=...)``: compute it once
+    per mesh."""
+    return _vertex_incidence(np.ascontiguousarray(tets, np.int64), int(n))
 
 
 def local_step(x, tets, dm_inv, a) -> np.ndarray:
@@ -365,16 +422,23 @@ def energy_and_gradient(x, tets, dm_inv, a, w) -> tuple[float, np.ndarray, np.nd
     return float(np.sum(e)), g, rot
 
 
-def energy_gradient(x, tets, dm_inv, a, w) -> tuple[float, np.ndarray]:
+def energy_gradient(x, tets, dm_inv, a, w, incidence=None) -> tuple[float, np.ndarray]:
     """(E(x) [J], grad E (n, 3) [N]): ``energy_and_gradient`` without the rotations, the same numbers bit for
-    bit; on one Numba thread in a single pass over the tets that stores no per-tet matrices."""
+    bit. On one Numba thread a single pass over the tets that stores no per-tet matrices; on more, the tets'
+    energies and gradient terms (m, 12) in parallel, then each vertex's terms gathered in tet order (vertices in
+    parallel). incidence: ``vertex_incidence(tets, n)`` (computed here when None; pass it for repeated calls)."""
     x, tets, dm_inv, a = _arrays(x, tets, dm_inv, a)
     w = np.ascontiguousarray(w, np.float64)
-    if _threads(len(tets)) > 1:
-        e, g, _ = energy_and_gradient(x, tets, dm_inv, a, w)
-        return e, g
-    e_t, g = np.empty(len(tets)), np.empty((len(x), 3))
-    _energy_gradient_fused(x, tets, dm_inv, a, w, e_t, g)
+    m_t, threads = len(tets), _threads(len(tets))
+    e_t, g = np.empty(m_t), np.empty((len(x), 3))
+    if threads == 1:
+        _energy_gradient_fused(x, tets, dm_inv, a, w, e_t, g)
+        return float(np.sum(e_t)), g
+    ptr, slots = vertex_incidence(tets, len(x)) if incidence is None else incidence
+    terms = scratch_array("shape_targeting.terms", (m_t, 12))
+    with numba_threads(threads):
+        _energy_gradient_terms(x, tets, dm_inv, a, w, e_t, terms)
+        _gather_gradient(ptr, slots, terms, g)
     return float(np.sum(e_t)), g
 
 

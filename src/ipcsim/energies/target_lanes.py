@@ -144,6 +144,15 @@ def gradient_lanes(work, w, e0: int, n: int) -> None:
 
 
 @njit(cache=True, inline="always")
+def store_gradient_lanes(work, e0: int, n: int, out) -> None:
+    """out[e0 + l, 3 q + i] = the C rows' vertex gradient term of lane l < n (out (m, 12) [N]): the values
+    ``scatter_lanes`` adds, kept per tet for a vertex-ordered gather."""
+    for l in range(n):
+        for k in range(12):
+            out[e0 + l, k] = work[(C_ROW + k) * LANES + l]
+
+
+@njit(cache=True, inline="always")
 def scatter_lanes(work, tets, e0: int, n: int, g_out) -> None:
     """g_out (nv, 3) [N] += the C rows' vertex gradients of the lanes l < n, tet by tet in order (deterministic:
     the order of a tet-by-tet loop)."""

@@ -57,6 +57,7 @@ from ..contact.intersection import find_intersections
 from ..contact.stiffness import minimum_distance_squared
 from ..energies import shape_targeting as st
 from ..geometry.collision_mesh import CollisionMesh
+from ..runtime.blas_threads import blas_threads, dense_threads
 from ..solvers import validation
 from ..solvers.line_search import backtrack, collision_free_bound
 from .global_step import make_global_solver
@@ -147,6 +148,7 @@ class FacePDSolver:
         n = len(model.rest)
         self.tets = np.ascontiguousarray(model.tets, np.int64)
         self.dm_inv, volume, grads = st.rest_shape(model.rest, self.tets)
+        self._incidence = st.vertex_incidence(self.tets, n)  # the multi-threaded gradient's gather
         self.w = np.asarray(model.stiffness, np.float64) * volume
         k = st.scalar_hessian(n, model.tets, grads, self.w)
         self.bone = np.asarray(model.bone, np.int64)
@@ -198,7 +200,7 @@ class FacePDSolver:
                 candidates = build_candidates(self.mesh, s, None, inflation_radius=0.5 * self.dhat)
             coll = self._collisions(s, candidates)
         t0 = time.perf_counter()
-        e, g = st.energy_gradient(x, self.tets, self.dm_inv, a, self.w)
+        e, g = st.energy_gradient(x, self.tets, self.dm_inv, a, self.w, self._incidence)
         t_local = time.perf_counter() - t0
         if coll is not None and len(coll):
             e += barrier_potential(coll, self.mesh, s, **self._barrier_args())
@@ -238,7 +240,15 @@ class FacePDSolver:
         self.x = x
 
     def frame(self, weights) -> FrameStats:
-        """Solve the frame with expression weights (K,) from the current state; updates ``x``."""
+        """Solve the frame with expression weights (K,) from the current state; updates ``x``. OpenBLAS runs on one
+        thread meanwhile where the machine has fewer than 4 cores (``runtime.blas_threads.dense_threads``): its
+        threaded level-1 calls (the slopes' dot products over all vertices) leave its workers spinning on the
+        cores the Numba and MKL threads need (large face, 2 cores, pucker_funnel frames 0-11 by diamond:
+        2,439 -> 1,601 ms a frame)."""
+        with blas_threads(dense_threads()):
+            return self._frame(weights)
+
+    def _frame(self, weights) -> FrameStats:
         t_start = time.perf_counter()
         a, target = self.model.blend(weights)
         stats = FrameStats(n1=self.n1, n2=self.n2)

@@ -44,6 +44,7 @@ from ..contact.formulation import ConvergentSwitch
 from ..contact.friction import FrictionCollisions, FrictionPotential, increment_effect
 from ..contact.stiffness import minimum_distance_squared, softer_side_stiffness, surface_youngs_modulus
 from ..model import Model, State
+from ..runtime.blas_threads import blas_threads, dense_threads
 from . import validation
 from .elastic import ElasticAssembler
 from .friction_params import FrictionParameters, stencil_mu
@@ -400,7 +401,14 @@ class NewtonSolver:
     # ------------------------------------------------------------------ the step
     def step(self, state_in: State, state_out: State, control=None, dt: float | None = None) -> StepStats:
         """One step of size dt [s] from state_in into state_out under ``control`` (None: the model's own):
-        positions, then velocities and accelerations by the integrator."""
+        positions, then velocities and accelerations by the integrator. OpenBLAS runs on one thread meanwhile on
+        machines with fewer than 4 cores (``runtime.blas_threads.dense_threads``): its threaded dot products (over
+        10,000 dofs) leave its workers spinning on the cores that the Numba and MKL threads need (IPC's
+        12_matOnBoard, 19,200 dofs, 2 cores: 1.13 -> 0.62-0.67 s a step)."""
+        with blas_threads(dense_threads()):
+            return self._step(state_in, state_out, control, dt)
+
+    def _step(self, state_in: State, state_out: State, control, dt) -> StepStats:
         if dt is None:
             if isinstance(control, (int, float, np.floating)):
                 raise TypeError("step(state_in, state_out, control, dt): pass the time step as dt (control=None "
