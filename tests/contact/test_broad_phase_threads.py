@@ -128,3 +128,58 @@ def test_ccd_in_two_halves_gives_the_same_step(monkeypatch):
         assert 0.0 < steps[0] < 1.0 and steps[0] == best.min()
         assert steps[1] == steps[0]
     assert halves == {0, 1}  # the earliest contact was in the calling thread's half and in the helper's
+
+
+@pytest.fixture
+def busy_helper():
+    """The helper thread held by another task for the duration of the test."""
+    import threading
+
+    release = threading.Event()
+    blocker = threads.helper_thread().submit(release.wait, 60)
+    yield blocker
+    release.set()
+    blocker.result()
+
+
+def test_side_by_side_joins_with_the_helper_busy(monkeypatch, busy_helper):
+    """When the helper cannot start its join, this thread runs both (``threads.beside``): the same pairs."""
+    import numpy as np
+
+    from ipcsim.contact.broad_phase import build_candidates, candidates
+
+    mesh, x = _sheets_mesh()
+    expected = build_candidates(mesh, x, x + 0.01, inflation_radius=0.003)
+    monkeypatch.setattr(candidates, "SIDE_BY_SIDE_MIN_BOXES", 0)
+    monkeypatch.setattr(candidates, "_side_by_side", lambda method, n: True)
+    got = build_candidates(mesh, x, x + 0.01, inflation_radius=0.003)
+    assert not busy_helper.done()
+    for kind in ("vf", "ee", "ev", "vv", "pv"):
+        assert np.array_equal(getattr(expected, kind), getattr(got, kind)), kind
+
+
+def test_ccd_halves_give_one_step_size_with_the_helper_free_or_busy(monkeypatch):
+    """The CCD step bound from two halves (even and odd chunks, ``split_in_two``) equals the one-thread bound,
+    whether the helper thread takes its half or this thread runs both."""
+    import threading
+
+    from ipcsim.contact.broad_phase import build_candidates
+    from ipcsim.contact.ccd import stepsize
+
+    mesh, x = _sheets_mesh()
+    x1 = x.copy()
+    x1[mesh.body == 1, 2] -= 0.006  # the upper sheet moves through the lower one: a real time of impact
+    cands = build_candidates(mesh, x, x1, inflation_radius=0.0)
+    monkeypatch.setattr(stepsize, "split_in_two", lambda m: False)
+    one = stepsize.compute_collision_free_stepsize(mesh, x, x1, candidates=cands)
+    assert 0.0 < one < 1.0
+    monkeypatch.setattr(stepsize, "split_in_two", lambda m: True)
+    assert stepsize.compute_collision_free_stepsize(mesh, x, x1, candidates=cands) == one
+    release = threading.Event()
+    blocker = threads.helper_thread().submit(release.wait, 60)
+    try:
+        assert stepsize.compute_collision_free_stepsize(mesh, x, x1, candidates=cands) == one
+        assert not blocker.done()
+    finally:
+        release.set()
+    blocker.result()

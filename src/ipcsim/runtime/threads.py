@@ -67,6 +67,19 @@ def helper_thread() -> ThreadPoolExecutor:
     return _POOL[1]
 
 
+def beside(here, there):
+    """Run the calls ``here()`` on this thread and ``there()`` on ``helper_thread`` at the same time; returns
+    (here's result, there's result). When the helper has not started ``there`` by the time ``here`` is done
+    (its core is taken, e.g. by another process), this thread cancels it and runs it itself, so a busy second
+    core never makes the pair slower than running the two calls one after the other here. ``there`` must
+    release the GIL (a ``nogil`` kernel) for the two to overlap."""
+    job = helper_thread().submit(there)
+    first = here()
+    if job.cancel():
+        return first, there()
+    return first, job.result()
+
+
 def split_in_two(work: int) -> bool:
     """Run a call over ``work`` items as two serial halves, one on the calling thread and one on
     ``helper_thread``, instead of on one thread: on machines with fewer than 4 cores, for the work that

@@ -34,6 +34,7 @@ from ..geometry.surface import tet_signed_volumes
 from ..runtime.jit import current_threads, dynamic_schedule, twin
 from ..model import Model
 from ..model.core import DEFAULT_INVERSION
+from .elastic_split import SplitPlan, assemble_split, split_plan
 
 
 # ------------------------------------------------------------------------------------------ kernels
@@ -45,7 +46,8 @@ _CHUNK = 512
 #: jobs; LCR; median of 31, twice) [ms], gradient + Hessian / energy, 1 thread vs 2: teddy 1,207 tets 0.63-0.75 /
 #: 0.79-0.85 vs 0.59-0.78 / 0.40-0.48; box 3,072 tets 1.7 / 2.1 vs 24 / 12; 10,368 tets 10.3 / 11.2 vs 36 / 12-13:
 #: a parallel region waits for the second core whenever another process holds it (up to ~10 ms a call in the
-#: small-scene benchmark), which costs far more than the second thread can save on small meshes.
+#: small-scene benchmark), which costs far more than the second thread can save on small meshes. A model of several
+#: bodies uses the second core there without that risk: ``elastic_split`` (two groups of bodies, one per thread).
 SERIAL_BELOW_TETS = 5_000
 
 
@@ -81,10 +83,12 @@ def _read_lane(work, l, f, s) -> None:
 
 
 @njit(cache=True)
-def _tet_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi, blk_off, indptr, grad_out, data_out) -> float:
+def _tet_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi, blk_off, indptr, tet_energy, grad_out,
+               data_out) -> float:
     """Adds the gradients (12,) [N] and PSD-projected Hessians (12, 12) [N/m] of the tets lo <= e < hi into
     grad_out (3n,) and the CSR data data_out (nnz,) (positions blk_off, see TetBlockPattern), in tet order; returns
-    their energy sum_e volume_e Psi(F_e) [J], the very sum ``_energy_range`` makes (same lanes, same order).
+    their energy sum_e volume_e Psi(F_e) [J], the very sum ``_energy_range`` makes (same lanes, same order), and
+    writes each term into tet_energy[e] unless tet_energy is empty.
 
     Scratch arrays are allocated once per call, never per tet, and the shared arrays are indexed [e, ...] (a
     view tets[e] per tet would update their reference counts atomically). The SVDs of F run LANES tets at a
@@ -105,7 +109,10 @@ def _tet_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi, blk_off, indptr,
         for l in range(n):
             e = e0 + l
             _read_lane(work, l, f, s)
-            total += volume[e] * _psi(codes[e], f, s, mu[e], lam[e])
+            term = volume[e] * _psi(codes[e], f, s, mu[e], lam[e])
+            total += term
+            if tet_energy.shape[0]:
+                tet_energy[e] = term
             for i in range(3):
                 for j in range(3):
                     u[i, j] = work[(U_ROW + 3 * i + j) * LANES + l]
@@ -147,11 +154,21 @@ def _assemble(codes, x, tets, dm_inv, volume, mu, lam, blk_off, indptr, chunk_bo
         for k in prange(phase_ptr[ph], phase_ptr[ph + 1]):
             c = phase_chunks[k]
             partial[c] = _tet_range(codes, x, tets, dm_inv, volume, mu, lam, chunk_bounds[c], chunk_bounds[c + 1],
-                                    blk_off, indptr, grad_out, data_out)
+                                    blk_off, indptr, grad_out[:0], grad_out, data_out)
     total = 0.0
     for c in range(len(partial)):
         total += partial[c]
     return total
+
+
+@njit(cache=True, nogil=True)
+def _assemble_runs(codes, x, tets, dm_inv, volume, mu, lam, blk_off, indptr, runs, totals, tet_energy, grad_out,
+                   data_out) -> None:
+    """One group's half of ``elastic_split.assemble_split``: the tet runs (k, 3) int64 (chunk, lo, hi) in order,
+    each run's energy sum into totals (k,) and each tet's into tet_energy (m,); the GIL released."""
+    for i in range(runs.shape[0]):
+        totals[i] = _tet_range(codes, x, tets, dm_inv, volume, mu, lam, runs[i, 1], runs[i, 2], blk_off, indptr,
+                               tet_energy, grad_out, data_out)
 
 
 @njit(cache=True)
@@ -371,6 +388,7 @@ class ElasticAssembler:
         self._floor = np.ascontiguousarray(J_FLOOR / self._det_dm_inv[guard])
         self._unprescribed = (None, self.guarded_tets, self._floor)  # a prescribed mask, its tets (``max_step``)
         self._last = None  # (x (n, 3) [m], Hessian) of the last assembly (``hessian_at``)
+        self._split = False  # the ``elastic_split`` plan (None: none), made on first use
 
     def energy(self, x: np.ndarray) -> float:
         """Psi(x) [J] at positions x (n, 3) [m] (+inf if a guarded tet is inverted); the same per-tet terms as
@@ -395,12 +413,29 @@ class ElasticAssembler:
         grad = np.zeros(3 * pat.n_vertices)
         data = np.zeros(pat.nnz)
         threads = _threads(len(self._tets))
-        with dynamic_schedule(threads > 1), numba_threads(threads):  # dynamic scheduling of the chunks
-            psi = _assemble(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam, pat.blk_off,
-                            pat.indptr, self._chunk_bounds, self._phase_ptr, self._phase_chunks, grad, data)
+        plan = self._split_plan() if threads == 1 else None
+        if plan is not None:  # two bodies' groups side by side, serial each (elastic_split)
+            arrays = (self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam, pat.blk_off,
+                      pat.indptr)
+            psi = assemble_split(_assemble_runs, plan, arrays, grad, data)
+        else:
+            with dynamic_schedule(threads > 1), numba_threads(threads):  # dynamic scheduling of the chunks
+                psi = _assemble(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam,
+                                pat.blk_off, pat.indptr, self._chunk_bounds, self._phase_ptr, self._phase_chunks,
+                                grad, data)
         hess = pat.csr(data)
         self._last = (x.copy(), hess)
         return grad, hess, float(psi)
+
+    def _split_plan(self) -> SplitPlan | None:
+        """The ``elastic_split`` plan where this machine runs the assembly on one thread only because it has fewer
+        than 4 cores (``SERIAL_BELOW_TETS``) and Numba may use two (else None); made on first use."""
+        if cpu_cores() >= 4 or current_threads() < 2:
+            return None
+        if self._split is False:
+            self._split = split_plan(self._tets, self.model.n_vertices, self._chunk_bounds, self._phase_ptr,
+                                     self._phase_chunks)
+        return self._split
 
     def hessian_at(self, x: np.ndarray) -> sp.csr_matrix:
         """The PSD-projected Hessian (3n, 3n) [N/m] at x (n, 3) [m]: the last one assembled when it was at x bit

@@ -30,7 +30,7 @@ from .boxes import plane_vertex_mask, simplex_boxes6, vertex_boxes6
 from .brute_force import brute_force_pairs
 from .cell_join import cell_pairs6
 from .mesh_join import mesh_pairs
-from ...runtime.threads import helper_thread
+from ...runtime.threads import beside
 
 METHODS = ("auto", "cell_join", "brute_force")
 
@@ -166,12 +166,14 @@ def _surface_pairs(out: Candidates, method: str, mesh, vbox: np.ndarray, v_obst:
                         else (ids.reshape(-1, 1), ids[edges], ids[faces]))
     vertices = (vbox, vids, v_obst)
     edata = (simplex_boxes6(vbox, edges), eids, e_obst)
-    ee_job = helper_thread().submit(_pairs, method, edata, edata, True) if side_by_side else None
+    if side_by_side:  # nf and ne > 0; this thread does both when the helper cannot start (``beside``)
+        fdata = (simplex_boxes6(vbox, faces), fids, f_obst)
+        out.vf, out.ee = beside(lambda: _pairs(method, vertices, fdata, False),
+                                lambda: _pairs(method, edata, edata, True))
+        return
     if len(faces):
         out.vf = _pairs(method, vertices, (simplex_boxes6(vbox, faces), fids, f_obst), False)
-    if ee_job is not None:
-        out.ee = ee_job.result()
-    elif len(edges):
+    if len(edges):
         out.ee = _pairs(method, edata, edata, True)
 
 

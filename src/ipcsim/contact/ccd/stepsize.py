@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...runtime.jit import dynamic_schedule, twin
-from ...runtime.threads import helper_thread, numba_threads, split_in_two, threads_for
+from ...runtime.threads import beside, numba_threads, split_in_two, threads_for
 from ..collisions_data import EE, EV, FV, VV
 from ..stencils import stencil_size
 from .additive import CONSERVATIVE_RESCALING, MAX_ITERATIONS, additive_ccd, point_plane_ccd
@@ -260,9 +260,7 @@ def compute_collision_free_stepsize(
         args = (vf, ee, ev, vv, *_connectivity(mesh), x0, x1, min_distance, s, int(max_iterations))
         if split_in_two(m):  # small machines: two serial halves in two Python threads (see runtime.threads)
             best = np.full(2 * _CHUNKS_PER_THREAD, alpha)
-            other = helper_thread().submit(chunks_toi, 1, 2, *args, best)
-            chunks_toi(0, 2, *args, best)
-            other.result()
+            beside(lambda: chunks_toi(0, 2, *args, best), lambda: chunks_toi(1, 2, *args, best))
             return float(best.min())
         with numba_threads(threads_for(m)) as threads:  # small inputs: one thread (see runtime.threads)
             n_chunks = max(1, min(m, threads * _CHUNKS_PER_THREAD))
