@@ -433,8 +433,7 @@ class ElasticAssembler:
         if cpu_cores() >= 4 or current_threads() < 2:
             return None
         if self._split is False:
-            self._split = split_plan(self._tets, self.model.n_vertices, self._chunk_bounds, self._phase_ptr,
-                                     self._phase_chunks)
+            self._split = split_plan(self._tets, self.model.n_vertices, self._chunk_bounds, self._phase_chunks)
         return self._split
 
     def hessian_at(self, x: np.ndarray) -> sp.csr_matrix:

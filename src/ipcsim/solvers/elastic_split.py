@@ -68,10 +68,10 @@ def _component_groups(tets: np.ndarray, n_vertices: int) -> np.ndarray:
     return group_of[comp]
 
 
-def split_plan(tets: np.ndarray, n_vertices: int, chunk_bounds: np.ndarray, phase_ptr: np.ndarray,
-               phase_chunks: np.ndarray) -> SplitPlan | None:
-    """The ``SplitPlan`` of the tets (m, 4) int64 in assembly order with the chunks and phases of
-    ``elastic._chunk_phases``, or None when one group would hold fewer than ``MIN_GROUP_TETS`` tets."""
+def split_plan(tets: np.ndarray, n_vertices: int, chunk_bounds: np.ndarray, phase_chunks: np.ndarray
+               ) -> SplitPlan | None:
+    """The ``SplitPlan`` of the tets (m, 4) int64 in assembly order with the chunk bounds and the phase-ordered
+    chunks of ``elastic._chunk_phases``, or None when one group would hold fewer than ``MIN_GROUP_TETS`` tets."""
     if len(tets) < 2 * MIN_GROUP_TETS:
         return None
     group = _component_groups(tets, n_vertices)
