@@ -241,18 +241,30 @@ def _residual_kernel(x, tets, dm_inv, a, rot, w, res_out, e_out):
                     res_out[e, i, j] = d[i, j]
 
 
+@njit(cache=True)
+def _residual_chunk(x, tets, dm_inv, a, w, ch, e_out, rot_out, res_out, terms_out) -> None:
+    """Chunk ch (_CHUNK tets) of the parallel passes below: e_out[e] = w ||F - R A||^2 [J] (R as ``local_step``)
+    and, unless empty, rot_out[e] = R and res_out[e] = F - R A (3, 3), or terms_out[e] (12,) [N] the gradient
+    terms 2 w (F - R A) g_q of ``_energy_gradient_fused``."""
+    f, m, acc, work = np.empty((3, 3)), np.empty((3, 3)), np.empty(LANES), target_workspace()
+    hi = min((ch + 1) * _CHUNK, tets.shape[0])
+    for e0 in range(ch * _CHUNK, hi, LANES):
+        n = _residual_block(x, tets, dm_inv, a, w, e0, hi, f, m, work, acc, e_out)
+        if rot_out.shape[0]:
+            _store_rows(work, R_ROW, e0, n, rot_out)
+            _store_rows(work, M_ROW, e0, n, res_out)
+        if terms_out.shape[0]:
+            gradient_lanes(work, w, e0, n)
+            store_gradient_lanes(work, e0, n, terms_out)
+
+
 @twin
 def _local_residual_kernel(x, tets, dm_inv, a, w, rot_out, res_out, e_out):
     """The local step and the residuals in one pass (F computed once per tet): rot_out[e] = R (3, 3) of
     ``local_step``, res_out[e] = F - R A (3, 3), e_out[e] = w ||F - R A||^2 [J]."""
-    n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
-    for ch in prange(n_chunks):
-        f, m, acc, work = np.empty((3, 3)), np.empty((3, 3)), np.empty(LANES), target_workspace()
-        hi = min((ch + 1) * _CHUNK, tets.shape[0])
-        for e0 in range(ch * _CHUNK, hi, LANES):
-            n = _residual_block(x, tets, dm_inv, a, w, e0, hi, f, m, work, acc, e_out)
-            _store_rows(work, R_ROW, e0, n, rot_out)
-            _store_rows(work, M_ROW, e0, n, res_out)
+    no_terms = np.empty((0, 12))
+    for ch in prange((tets.shape[0] + _CHUNK - 1) // _CHUNK):
+        _residual_chunk(x, tets, dm_inv, a, w, ch, e_out, rot_out, res_out, no_terms)
 
 
 @njit(cache=True)
@@ -313,14 +325,9 @@ def _energy_gradient_fused(x, tets, dm_inv, a, w, e_out, g_out):
 def _energy_gradient_terms(x, tets, dm_inv, a, w, e_out, terms_out):
     """e_out[e] = w ||F - R A||^2 [J] and terms_out[e, 3 q + i] = (2 w (F - R A) g_q)[i] [N] (R as
     ``local_step``), chunks of tets in parallel: the per-tet arithmetic of ``_energy_gradient_fused``."""
-    n_chunks = (tets.shape[0] + _CHUNK - 1) // _CHUNK
-    for ch in prange(n_chunks):
-        f, m, acc, work = np.empty((3, 3)), np.empty((3, 3)), np.empty(LANES), target_workspace()
-        hi = min((ch + 1) * _CHUNK, tets.shape[0])
-        for e0 in range(ch * _CHUNK, hi, LANES):
-            n = _residual_block(x, tets, dm_inv, a, w, e0, hi, f, m, work, acc, e_out)
-            gradient_lanes(work, w, e0, n)
-            store_gradient_lanes(work, e0, n, terms_out)
+    no_rot = np.empty((0, 3, 3))
+    for ch in prange((tets.shape[0] + _CHUNK - 1) // _CHUNK):
+        _residual_chunk(x, tets, dm_inv, a, w, ch, e_out, no_rot, no_rot, terms_out)
 
 
 @twin
