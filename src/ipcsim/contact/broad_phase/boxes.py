@@ -91,3 +91,39 @@ def simplex_boxes6(vbox, simplices):
                 box[i, a] = min(box[i, a], vbox[v, a])
                 box[i, 3 + a] = max(box[i, 3 + a], vbox[v, 3 + a])
     return box
+
+
+@nb.njit(cache=True)
+def body_boxes6(vbox, body, n_bodies):
+    """(n_bodies, 6) float64 [m]: the union of the (n, 6) vertex boxes ``vbox`` of each body (``body`` (n,) int64
+    ids in [0, n_bodies)); a body without vertices gets an empty box (lo = +inf, hi = -inf)."""
+    out = np.empty((n_bodies, 6), np.float64)
+    out[:, :3] = np.inf
+    out[:, 3:] = -np.inf
+    for i in range(vbox.shape[0]):
+        b = body[i]
+        for a in range(3):
+            out[b, a] = min(out[b, a], vbox[i, a])
+            out[b, 3 + a] = max(out[b, 3 + a], vbox[i, 3 + a])
+    return out
+
+
+@nb.njit(cache=True)
+def near_other_bodies(box, owner, keep, bbox):
+    """(m,) bool: primitive boxes ``box`` (m, 6) [m] of bodies ``owner`` (m,) int64 that are kept (``keep``
+    (n_bodies,) bool: all of that body's primitives) or overlap the box ``bbox`` (n_bodies, 6) of another body.
+    A primitive of a body without self contact can pair only with another body's primitive, whose box lies in
+    that body's box: the others can be left out of a join without losing a pair."""
+    m, nb_ = box.shape[0], bbox.shape[0]
+    out = np.zeros(m, np.bool_)
+    for i in range(m):
+        a = owner[i]
+        if keep[a]:
+            out[i] = True
+            continue
+        for b in range(nb_):
+            if b != a and (box[i, 0] <= bbox[b, 3] and bbox[b, 0] <= box[i, 3] and box[i, 1] <= bbox[b, 4]
+                           and bbox[b, 1] <= box[i, 4] and box[i, 2] <= bbox[b, 5] and bbox[b, 2] <= box[i, 5]):
+                out[i] = True
+                break
+    return out
