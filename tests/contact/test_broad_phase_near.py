@@ -117,3 +117,28 @@ def test_body_boxes6_unions_and_empty_bodies():
     np.testing.assert_array_equal(got[0], [-1.0, 0.0, 0.0, 1.0, 3.0, 1.0])
     np.testing.assert_array_equal(got[2], vbox[2])
     assert np.all(got[1, :3] == np.inf) and np.all(got[1, 3:] == -np.inf)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_random_bodies_spread_out_keep_brute_force_candidates(seed, monkeypatch):
+    """Eight random sheets (one an obstacle, the last with self contact for odd seeds) spread over an 8 m cube with
+    two pairs pushed together, random trajectories: the cull runs and the candidates are brute force's."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    centres = rng.uniform(0.0, 8.0, (8, 3))
+    centres[1] = centres[0] + rng.normal(0.0, 0.05, 3)
+    centres[3] = centres[2] + rng.normal(0.0, 0.05, 3)
+    for b, c in enumerate(centres):
+        v, f = sheet(int(rng.integers(5, 12)), 0.0, size=0.4)
+        q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        parts.append(CollisionMesh.from_triangle_mesh(v @ q.T + c, f, body=b, is_obstacle=bool(b == 5)))
+    mesh = CollisionMesh.concatenate(parts)
+    mesh.self_contact = np.arange(8) == 7 if seed % 2 else np.zeros(8, bool)
+    found = _selections(monkeypatch)
+    x0 = mesh.rest_positions
+    x1 = x0 + rng.normal(0.0, 0.01, x0.shape)
+    for r in (0.0, 0.02):
+        got = build_candidates(mesh, x0, x1, r)
+        assert_same(got, brute_force_candidates(mesh, x0, x1, r))
+    assert len(got.vf) and len(got.ee)  # the pushed-together pairs meet
+    assert all(sel is not None for sel in found)
