@@ -168,16 +168,16 @@ def _surface_pairs(out: Candidates, method: str, mesh, vbox: np.ndarray, v_obst:
         if found is not None:
             out.vf, out.ee = found
             return
-    vids, eids, fids = ((np.arange(nv, dtype=np.int64).reshape(-1, 1), edges, faces) if ids is None
-                        else (ids.reshape(-1, 1), ids[edges], ids[faces]))
-    vertices = (vbox, vids, v_obst)
     if near is not None:  # only the primitives near another body, their pairs mapped back to mesh ids
         vs, es, fs = near
-        vertices = (vbox[vs], vids[vs], v_obst[vs])
-        edata = (ebox[es], eids[es], e_obst[es])
-        fdata = (fbox[fs], fids[fs], f_obst[fs]) if nf else None
+        vertices = (vbox[vs], ids[vs].reshape(-1, 1), v_obst[vs])
+        edata = (ebox[es], ids[edges[es]], e_obst[es])
+        fdata = (fbox[fs], ids[faces[fs]], f_obst[fs]) if nf else None
         side_by_side = len(fs) and len(es) and _side_by_side(method, len(fs) + len(es))
     else:
+        vids, eids, fids = ((np.arange(nv, dtype=np.int64).reshape(-1, 1), edges, faces) if ids is None
+                            else (ids.reshape(-1, 1), ids[edges], ids[faces]))
+        vertices = (vbox, vids, v_obst)
         edata = (ebox, eids, e_obst)
         fdata = (fbox, fids, f_obst) if nf else None
     if side_by_side:  # nf and ne > 0; this thread does both when the helper cannot start (``beside``)
