@@ -31,13 +31,13 @@ def fingers_and_plate(self_contact_plate: bool = False, obstacle_plate: bool = F
 
 
 def _selections(monkeypatch):
-    """Spy on ``_near_others``: the list of its results."""
+    """Spy on ``_near_others``: the list of its selections (vertex, edge and face ids), None where it declined."""
     found = []
     original = candidates._near_others
 
     def spy(*args):
         result = original(*args)
-        found.append(result)
+        found.append(None if result is None else result[0])
         return result
 
     monkeypatch.setattr(candidates, "_near_others", spy)

@@ -158,9 +158,7 @@ def _surface_pairs(out: Candidates, method: str, mesh, vbox: np.ndarray, v_obst:
     nv, nf, ne = len(vbox), len(faces), len(edges)
     joins = method in ("auto", "cell_join")
     ids = _join_ids(mesh, nv) if joins else None
-    ebox = simplex_boxes6(vbox, edges)
-    fbox = simplex_boxes6(vbox, faces) if nf else None
-    near = _near_others(mesh, vbox, ebox, fbox, edges, faces) if ids is not None else None
+    near = _near_others(mesh, vbox, edges, faces) if ids is not None else None
     side_by_side = nf and ne and _side_by_side(method, nf + ne)
     if (near is None and joins and nf and ne and not side_by_side and cell_join.compact_fits(nv, nf)
             and cell_join.compact_fits(ne, ne)):
@@ -169,7 +167,7 @@ def _surface_pairs(out: Candidates, method: str, mesh, vbox: np.ndarray, v_obst:
             out.vf, out.ee = found
             return
     if near is not None:  # only the primitives near another body, their pairs mapped back to mesh ids
-        vs, es, fs = near
+        (vs, es, fs), ebox, fbox = near
         vertices = (vbox[vs], ids[vs].reshape(-1, 1), v_obst[vs])
         edata = (ebox[es], ids[edges[es]], e_obst[es])
         fdata = (fbox[fs], ids[faces[fs]], f_obst[fs]) if nf else None
@@ -178,8 +176,8 @@ def _surface_pairs(out: Candidates, method: str, mesh, vbox: np.ndarray, v_obst:
         vids, eids, fids = ((np.arange(nv, dtype=np.int64).reshape(-1, 1), edges, faces) if ids is None
                             else (ids.reshape(-1, 1), ids[edges], ids[faces]))
         vertices = (vbox, vids, v_obst)
-        edata = (ebox, eids, e_obst)
-        fdata = (fbox, fids, f_obst) if nf else None
+        edata = (simplex_boxes6(vbox, edges), eids, e_obst)
+        fdata = (simplex_boxes6(vbox, faces), fids, f_obst) if nf else None
     if side_by_side:  # nf and ne > 0; this thread does both when the helper cannot start (``beside``)
         vf, ee = beside(lambda: _pairs(method, vertices, fdata, False), lambda: _pairs(method, edata, edata, True))
     else:
@@ -198,12 +196,13 @@ def _surface_pairs(out: Candidates, method: str, mesh, vbox: np.ndarray, v_obst:
 NEAR_OTHERS_MAX_BODIES = 64
 
 
-def _near_others(mesh, vbox, ebox, fbox, edges, faces):
-    """(vertex ids, edge ids, face ids) (int64, increasing) of the primitives that may pair: those of bodies with
-    self contact and those whose box meets another body's box (``boxes.near_other_bodies``); None when that
-    leaves more than half of them (the joins' own tests are then as cheap) or the mesh has many bodies. In the
-    plate rack most of each finger's surface is far from the plate: its ~109,000 same-body box pairs per broad
-    phase are never formed."""
+def _near_others(mesh, vbox, edges, faces):
+    """((vertex ids, edge ids, face ids) (int64, increasing), edge boxes, face boxes or None) for the primitives
+    that may pair: those of bodies with self contact and those whose box meets another body's box
+    (``boxes.near_other_bodies``); None when that leaves more than half of the vertices or of all primitives (the
+    joins' own tests are then as cheap; the vertices are tested first, so such a mesh pays for no edge or face
+    box here) or the mesh has many bodies. In the plate rack most of each finger's surface is far from the plate:
+    its ~109,000 same-body box pairs per broad phase are never formed."""
     body = np.asarray(mesh.body, np.int64)
     n_bodies = int(body.max()) + 1
     if n_bodies > NEAR_OTHERS_MAX_BODIES:
@@ -211,13 +210,17 @@ def _near_others(mesh, vbox, ebox, fbox, edges, faces):
     keep = np.zeros(n_bodies, bool)
     keep[:len(mesh.self_contact)] = np.asarray(mesh.self_contact, bool)[:n_bodies]
     bbox = body_boxes6(vbox, body, n_bodies)
-    sel = [np.flatnonzero(near_other_bodies(vbox, body, keep, bbox)),
-           np.flatnonzero(near_other_bodies(ebox, body[edges[:, 0]], keep, bbox)),
-           np.flatnonzero(near_other_bodies(fbox, body[faces[:, 0]], keep, bbox)) if fbox is not None
-           else np.zeros(0, np.int64)]
-    if 2 * sum(len(k) for k in sel) > len(vbox) + len(ebox) + (0 if fbox is None else len(fbox)):
+    vs = np.flatnonzero(near_other_bodies(vbox, body, keep, bbox))
+    if 2 * len(vs) > len(vbox):
         return None
-    return tuple(sel)
+    ebox = simplex_boxes6(vbox, edges)
+    fbox = simplex_boxes6(vbox, faces) if len(faces) else None
+    es = np.flatnonzero(near_other_bodies(ebox, body[edges[:, 0]], keep, bbox))
+    fs = (np.flatnonzero(near_other_bodies(fbox, body[faces[:, 0]], keep, bbox)) if fbox is not None
+          else np.zeros(0, np.int64))
+    if 2 * (len(vs) + len(es) + len(fs)) > len(vbox) + len(edges) + len(faces):
+        return None
+    return (vs, es, fs), ebox, fbox
 
 
 def _join_ids(mesh, n: int) -> np.ndarray | None:
