@@ -93,6 +93,13 @@ def simplex_boxes6(vbox, simplices):
     return box
 
 
+@nb.njit(cache=True, inline="always")
+def boxes_meet(a, i, b, j) -> bool:
+    """Whether box a[i] and box b[j] ((n, 6) rows [lo_x, lo_y, lo_z, hi_x, hi_y, hi_z] [m]) overlap or touch."""
+    return (a[i, 0] <= b[j, 3] and b[j, 0] <= a[i, 3] and a[i, 1] <= b[j, 4] and b[j, 1] <= a[i, 4]
+            and a[i, 2] <= b[j, 5] and b[j, 2] <= a[i, 5])
+
+
 @nb.njit(cache=True)
 def body_boxes6(vbox, body, n_bodies):
     """(n_bodies, 6) float64 [m]: the union of the (n, 6) vertex boxes ``vbox`` of each body (``body`` (n,) int64
@@ -122,8 +129,7 @@ def near_other_bodies(box, owner, keep, bbox):
             out[i] = True
             continue
         for b in range(nb_):
-            if b != a and (box[i, 0] <= bbox[b, 3] and bbox[b, 0] <= box[i, 3] and box[i, 1] <= bbox[b, 4]
-                           and bbox[b, 1] <= box[i, 4] and box[i, 2] <= bbox[b, 5] and bbox[b, 2] <= box[i, 5]):
+            if b != a and boxes_meet(box, i, bbox, b):
                 out[i] = True
                 break
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...runtime.jit import generic_njit
+from .boxes import boxes_meet
 
 
 
@@ -24,8 +25,7 @@ def scan_pairs(q_ids, e_ids, q_data, e_data, self_query, out, out0, cap):
             j = e_ids[t]
             if self_query and i == j:
                 continue
-            if not (qb[i, 0] <= eb[j, 3] and eb[j, 0] <= qb[i, 3] and qb[i, 1] <= eb[j, 4] and eb[j, 1] <= qb[i, 4]
-                    and qb[i, 2] <= eb[j, 5] and eb[j, 2] <= qb[i, 5]):
+            if not boxes_meet(qb, i, eb, j):
                 continue
             if qo[i] and eo[j]:
                 continue
