@@ -230,7 +230,7 @@ def _full_term_gather(pat, h: sp.csr_matrix):
     (canonical CSR) in free rows and columns, or None when one of them lies outside pat; kept on pat for h's pattern
     (a constant matrix such as a general mass matrix is added to every Newton matrix). The
     additions are those of ``_scatter_surface`` (one term per entry), without its walk over every row."""
-    kept = pat.__dict__.setdefault("_full_gathers", [])
+    kept = pat._full_gathers
     for indptr, indices, found in kept:
         if np.array_equal(indptr, h.indptr) and np.array_equal(indices, h.indices):
             return found
@@ -259,6 +259,7 @@ class FreePattern:
         elastic_src, elastic_dst: (k,) int64, E.data[elastic_src] goes to data[elastic_dst].
         diagonal: (n_free,) int64 data position of each diagonal entry.
         n_surface_entries: entries added for surface terms (beyond E's block and the diagonal).
+        _full_gathers: the (indptr, indices, map) of node-coordinate terms gathered on it (``_full_term_gather``).
     """
 
     def __init__(self, e_indptr, e_indices, free, extra_rows=None, extra_cols=None):
@@ -298,6 +299,7 @@ class FreePattern:
         self.n_surface_entries = int(len(ukeys) - in_base.sum())
         self.growths = 0                                  # ``grown`` steps since this pattern
         self._e_indices = e_indices                       # identity of the elastic pattern it was built for
+        self._full_gathers = []                           # ``_full_term_gather``'s maps on this pattern
 
     def grown(self, rows: np.ndarray, cols: np.ndarray) -> FreePattern:
         """A new pattern = this one plus the entries (rows[k], cols[k]) (reduced indices, duplicates allowed).
@@ -322,6 +324,7 @@ class FreePattern:
         out.elastic_src = self.elastic_src
         out.n_surface_entries = self.n_surface_entries + out.nnz - self.nnz
         out.growths = self.growths + 1
+        out._full_gathers = []
         return out
 
     def carried(self, data: np.ndarray, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> np.ndarray:
