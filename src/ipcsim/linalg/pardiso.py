@@ -147,15 +147,22 @@ def _serial_below() -> int:
     return SERIAL_BELOW_ROWS if cpu_cores() < 4 else SERIAL_BELOW_ROWS // 10
 
 
+_LOCAL_SETTERS: dict = {}  # libmkl -> its MKL_Set_Num_Threads_Local (None: the library has none)
+
+
 def _set_local_threads(libmkl):
     """Sets this thread's MKL thread count to 1 and returns the setter (call it with 0 to restore MKL's global
-    count), or None when the library has no thread-local setting."""
+    count), or None when the library has no thread-local setting. The setter is looked up once per library."""
     try:
-        setter = libmkl.MKL_Set_Num_Threads_Local
-    except AttributeError:  # pragma: no cover - unusual MKL builds
-        return None
-    setter.restype = ctypes.c_int
-    setter(ctypes.c_int(1))
+        setter = _LOCAL_SETTERS[libmkl]
+    except KeyError:
+        setter = getattr(libmkl, "MKL_Set_Num_Threads_Local", None)
+        if setter is not None:
+            setter.restype = ctypes.c_int
+            setter.argtypes = [ctypes.c_int]
+        _LOCAL_SETTERS[libmkl] = setter
+    if setter is not None:
+        setter(1)
     return setter
 
 
@@ -222,7 +229,7 @@ class _MKLHandle:
             return self._call(phase, u, b)
         finally:
             if local is not None:
-                local(ctypes.c_int(0))  # back to MKL's global setting
+                local(0)  # back to MKL's global setting
 
     def _call(self, phase: int, u: sp.csr_matrix, b: np.ndarray) -> np.ndarray:
         """One call of MKL's pardiso: the phase on u (float64 data, int32 indices) and b (float64, Fortran order);

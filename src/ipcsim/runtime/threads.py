@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 
 import numba as nb
 
@@ -37,19 +36,27 @@ def threads_for(work: int) -> int:
     return 1 if work < min_work else current_threads()
 
 
-@contextmanager
-def numba_threads(n: int):
-    """Run the block with ``n`` Numba threads (this Python thread only), restoring the count afterwards."""
-    previous = current_threads()
-    n = max(1, min(int(n), nb.config.NUMBA_NUM_THREADS))
-    if n == previous:
-        yield n
-        return
-    set_threads(n)
-    try:
-        yield n
-    finally:
-        set_threads(previous)
+class numba_threads:  # noqa: N801 - used as a function: ``with numba_threads(n) as threads:``
+    """Run the block with ``n`` Numba threads (this Python thread only), restoring the count afterwards; the
+    block gets n (clamped to 1..NUMBA_NUM_THREADS). A class rather than a generator context: the small-input
+    paths enter one about 25 times per step of the teddy grasp, and a generator context costs ~1.5 us more."""
+
+    __slots__ = ("n", "previous")
+
+    def __init__(self, n: int):
+        self.n = max(1, min(int(n), nb.config.NUMBA_NUM_THREADS))
+        self.previous = self.n
+
+    def __enter__(self) -> int:
+        self.previous = current_threads()
+        if self.n != self.previous:
+            set_threads(self.n)
+        return self.n
+
+    def __exit__(self, *exc) -> bool:
+        if self.n != self.previous:
+            set_threads(self.previous)
+        return False
 
 
 SPLIT_MIN_WORK = 2_000

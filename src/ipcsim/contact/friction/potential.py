@@ -191,6 +191,7 @@ class FrictionPotential:
         self.eps_v = eps_v
         self.dt = dt
         self.eps_u = eps_v * dt
+        self._kept = None  # the last set's kernel arrays (``_stencil_arrays``)
 
     # -- helpers
     def _prepare(self, fc: FrictionCollisions, u, no_mu: bool = False):
@@ -202,14 +203,28 @@ class FrictionPotential:
         if fc.n_vertices and len(u) != fc.n_vertices:
             raise ValueError(f"displacements u has {len(u)} vertices, the friction set was built for "
                              f"{fc.n_vertices}")
-        if len(fc) and int(fc.vertices.max()) >= len(u):
+        arrays, top = self._stencil_arrays(fc, no_mu)
+        if top >= len(u):
             raise ValueError(f"displacements u has {len(u)} vertices but the friction stencils refer to "
-                             f"vertex {int(fc.vertices.max())}")
-        nv = STENCIL_SIZE[fc.kind]
+                             f"vertex {top}")
+        return (*arrays, u)
+
+    def _stencil_arrays(self, fc: FrictionCollisions, no_mu: bool):
+        """((vertices (m, 4) int64, sizes (m,), T (m, 3, 2), gamma (m, 4), s (m,)), largest vertex id or -1) of
+        the kernels for fc, s = weight * lambda (* mu unless no_mu). The last set's are kept while its arrays are
+        the same objects: a lagged set is read by every energy, gradient and Hessian of its Newton solve, and is
+        never changed in place."""
+        sources = (fc.kind, fc.vertices, fc.tangent_basis, fc.gamma, fc.weight, fc.normal_force, fc.mu, no_mu)
+        kept = self._kept
+        if kept is not None and all(a is b for a, b in zip(kept[0], sources)):
+            return kept[1], kept[2]
         s = fc.weight * fc.normal_force * (1.0 if no_mu else fc.mu)
-        return (np.ascontiguousarray(fc.vertices, dtype=np.int64), np.ascontiguousarray(nv),
-                np.ascontiguousarray(fc.tangent_basis), np.ascontiguousarray(fc.gamma),
-                np.ascontiguousarray(s, dtype=np.float64), u)
+        arrays = (np.ascontiguousarray(fc.vertices, dtype=np.int64), np.ascontiguousarray(STENCIL_SIZE[fc.kind]),
+                  np.ascontiguousarray(fc.tangent_basis), np.ascontiguousarray(fc.gamma),
+                  np.ascontiguousarray(s, dtype=np.float64))
+        top = int(fc.vertices.max()) if len(fc) else -1
+        self._kept = (sources, arrays, top)
+        return arrays, top
 
     # -- value, gradient, Hessian, force
     def __call__(self, fc: FrictionCollisions, u) -> float:
