@@ -272,7 +272,7 @@ class CollisionMesh:
         """The half-space planes as arrays: (origins (n_planes, 3) [m], unit normals (n_planes, 3)); do not modify.
 
         Kept while ``planes`` holds the same (frozen) ``Plane`` objects: every barrier, friction and CCD call asks
-        for them, and building them from the list cost ~5 us a call (about 1 % of the teddy grasp's step)."""
+        for them, several times a Newton iteration (the list comprehension cost 1.9 us a call, the check 1.0 us)."""
         kept = self.__dict__.get("_planes_arrays")
         planes = self.planes
         if kept is not None and len(kept[0]) == len(planes) and all(a is b for a, b in zip(kept[0], planes)):
