@@ -70,8 +70,8 @@ CASES = [
     (["friction"], {"mu": -0.1}, "friction.mu: expected a number >= 0, got -0.1"),
     (["friction"], {"lagging_iterations": -1}, "friction.lagging_iterations: expected an integer >= 0, got -1"),
     (["solver"], {"max_newton_iterations": 2.5}, "solver.max_newton_iterations: expected an integer >= 1, got 2.5"),
-    (["solver"], {"linear_solver": "mkl"}, 'solver.linear_solver: expected one of "auto", "pardiso", "scipy", '
-                                           'got "mkl"'),
+    (["solver"], {"linear_solver": "mkl"}, 'solver.linear_solver: expected one of "auto", "pardiso", "supernodal", '
+                                           '"scipy", got "mkl"'),
     (["integrator"], {"type": "rk4"}, 'integrator.type: expected one of "implicit_euler", "newmark", '
                                       '"quasi_static", got "rk4"'),
     (["integrator"], {"beta": 0.3}, "integrator.beta: only used by the newmark integrator"),

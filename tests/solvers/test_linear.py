@@ -21,10 +21,15 @@ def _spd(rng, n=300, density=0.02, shift=1.0):
     return a
 
 
-def _block_spd(rng, n_nodes=60, n_elems=80):
+def _block_spd(rng, n_nodes=60, n_elems=80, spread=None):
     """A random SPD matrix (3 n_nodes, 3 n_nodes) CSR with a 3x3-block FEM pattern: rank-6 blocks on random
-    4-node elements plus a positive diagonal (like a Newton matrix M / h^2 + K)."""
-    elems = np.array([rng.choice(n_nodes, 4, replace=False) for _ in range(n_elems)])
+    4-node elements plus a positive diagonal (like a Newton matrix M / h^2 + K). spread: elements draw their
+    nodes within this index distance (a mesh-like, local pattern); None: anywhere."""
+    if spread is None:
+        elems = np.array([rng.choice(n_nodes, 4, replace=False) for _ in range(n_elems)])
+    else:
+        base = rng.integers(0, n_nodes - spread, n_elems)
+        elems = np.array([b + rng.choice(spread, 4, replace=False) for b in base])
     dofs = (3 * elems[:, :, None] + np.arange(3)).reshape(n_elems, 12)
     g = rng.normal(size=(n_elems, 12, 6))
     ke = g @ g.transpose(0, 2, 1)
@@ -110,12 +115,14 @@ def test_solve_needs_a_factor_and_a_matching_right_hand_side(rng):
         f.solve(np.ones(20))
 
 
-def test_auto_is_dense_below_the_threshold_and_sparse_above(rng):
-    small, large = _spd(rng, 90, 0.05), _spd(rng, 150, 0.03)
+def test_auto_is_dense_then_supernodal_then_the_first_library(rng):
+    small, middle = _spd(rng, 90, 0.05), _spd(rng, 150, 0.03)
     f = Factorization("auto", dense_below=100)
     assert f.factor(small).backend == "dense"
-    assert f.factor(large).backend == available_backends()[0]
-    assert resolve_backend("auto", 50) == "dense" and resolve_backend("auto", linear.DENSE_BELOW) == ALL[0]
+    assert f.factor(middle).backend == "supernodal"
+    assert resolve_backend("auto", 50) == "dense" and resolve_backend("auto", linear.DENSE_BELOW) == "supernodal"
+    assert resolve_backend("auto", linear.SUPERNODAL_BELOW - 1) == "supernodal"
+    assert resolve_backend("auto", linear.SUPERNODAL_BELOW) == ALL[0]
     assert resolve_backend("auto") == ALL[0] and resolve_backend("scipy", 10) == "scipy"
 
 
@@ -138,7 +145,7 @@ def test_new_values_on_the_same_pattern_give_the_new_solution(rng, backend):
     x2 = _fsolve(f, a2, b)
     assert _residual(a, x, b) < 1e-12 and _residual(a2, x2, b) < 1e-12
     assert _residual(a, x2, b) > 1e-3
-    expected = {"pardiso": 1, "dense": 0}.get(backend, 2)  # only pardiso keeps an analysis; dense has none
+    expected = {"pardiso": 1, "supernodal": 1, "dense": 0}.get(backend, 2)  # those two keep it; dense has none
     assert (f.analyses, f.factorizations) == (expected, 2)
 
 

@@ -60,6 +60,8 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     sim = load_scene({str(script)!r}).build()
     sim.solver.max_newton_iterations = 200
+    sim.solver.linear_backend = "pardiso"  # this check is about MKL (its rows are below 'auto''s supernodal bound)
+    sim.solver.linear = Factorization("pardiso")
     new = sim.state.copy()
     s = sim.solver.step(sim.state, new, None, sim.dt)
 print("RESULT", s.newton_iterations, s.converged)

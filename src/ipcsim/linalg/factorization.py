@@ -1,6 +1,6 @@
 """Sparse symmetric positive definite (SPD) factorisations owned by their user: ``Factorization``.
 
-    f = Factorization(backend="auto")     # 'auto' | 'pardiso' | 'cholespy' | 'scipy' | 'dense'
+    f = Factorization(backend="auto")     # 'auto' | 'pardiso' | 'cholespy' | 'scipy' | 'supernodal' | 'dense'
     f.factor(A, ordering=None)            # A (n, n) SPD CSR (sorted indices) [any consistent units]
     X = f.solve(B)                        # B (n,) or (n, k) -> X of B's shape, A X = B; as often as needed
     f.reset()                             # forget analysis and orderings: the next factor depends on A alone
@@ -19,15 +19,21 @@ Backends (``available_backends()``, fastest first):
   no numerical refactorisation, so every ``factor`` is a full analysis (counted in ``analyses``).
 * 'scipy': SuperLU (``scipy.sparse.linalg.splu``) in symmetric mode with diagonal pivots (an L D L^T when all
   pivots are positive, which is checked). SciPy exposes no symbolic reuse: every ``factor`` is a full analysis.
+* 'supernodal': this package's supernodal Cholesky in Numba (``supernodal.SupernodalCholesky``), always there.
+  It keeps its symbolic analysis while the pattern is equal and the ordering the same, and factorises under the
+  given ordering (``compute_ordering``'s, one-based as MKL writes it), else under one of its own per pattern
+  (``compute_ordering`` where MKL is installed, SciPy's reverse Cuthill-McKee otherwise). Its fixed costs are a
+  fraction of pardiso's: on the Newton systems of a few hundred to a few thousand rows it is the faster one.
 * 'dense': LAPACK Cholesky (``scipy.linalg.cho_factor``/``cho_solve``) of ``A.toarray()``.
 
 If A is not positive definite (MKL/CHOLMOD/LAPACK reject it, or a SuperLU pivot is not positive), ``factor``
 falls back to a general pivoted LU (SuperLU; LAPACK ``getrf`` for 'dense'): ``method`` says which path ran
 ('cholesky', 'ldlt' or 'lu'), ``backend`` which backend.
 
-'auto' takes the first of pardiso > cholespy > scipy, and 'dense' for n < ``dense_below`` (default
-``DENSE_BELOW`` = 300: below ~200 rows dense wins outright, up to ~300 once a step's fresh analysis is
-counted; the timings behind it are in docs/linear_solvers.md).
+'auto' takes 'dense' for n < ``dense_below`` (default ``DENSE_BELOW`` = 300: below ~200 rows dense wins outright, up
+to ~300 once a step's fresh analysis is counted), 'supernodal' for n < ``SUPERNODAL_BELOW`` and, up to
+``SUPERNODAL_MAX`` rows, for patterns whose factor it finds sparse (``SUPERNODAL_ENTRIES_PER_ROW``), else the first
+of pardiso > cholespy > scipy; the timings behind the thresholds are in docs/linear_solvers.md.
 
 History: a ``Factorization`` remembers only what its owner gave it (pattern, ordering); no state is kept
 process-wide. A simulation step that starts with ``reset()`` (or a new object) is a function of its input alone,
@@ -38,9 +44,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as spla
 
 from .pardiso import PardisoSPD, compute_ordering, pardiso_available, upper_triangle_positions
+from .supernodal import SupernodalCholesky
 
 try:  # optional: pip install cholespy (CHOLMOD in a wheel, also for arm64)
     import cholespy as _cholespy
@@ -48,27 +56,40 @@ except Exception:  # pragma: no cover - depends on the environment
     _cholespy = None
 
 __all__ = ["Factorization", "PardisoSPD", "available_backends", "compute_ordering", "resolve_backend",
-           "solve_spd", "upper_triangle_positions", "DENSE_BELOW"]
+           "solve_spd", "upper_triangle_positions", "DENSE_BELOW", "SUPERNODAL_BELOW", "SUPERNODAL_ENTRIES_PER_ROW",
+           "SUPERNODAL_MAX"]
 
 #: 'auto' factorises systems with fewer rows than this densely (LAPACK); measured, see docs/linear_solvers.md.
 DENSE_BELOW = 300
+
+#: 'auto' factorises systems with fewer rows than this (and at least ``dense_below``) with 'supernodal'.
+SUPERNODAL_BELOW = 2000
+#: ... and larger ones up to ``SUPERNODAL_MAX`` rows too where its analysis finds a sparse factor: at most this many
+#: stored entries of L a row (thin bodies: the plate rack's finger cages, 34; a bulky 8 x 8 x 8 grid of nodes, 1,536
+#: rows, has 178 and is pardiso's). Measured in docs/linear_solvers.md.
+SUPERNODAL_ENTRIES_PER_ROW = 48
+SUPERNODAL_MAX = 20000
 
 _SPARSE = ("pardiso", "cholespy", "scipy")
 
 
 def available_backends() -> list[str]:
-    """Names of the usable backends, sparse ones fastest first, then 'dense' (always there)."""
+    """Names of the usable backends: the sparse library ones fastest first, then 'supernodal' and 'dense' (always
+    there)."""
     return (["pardiso"] if pardiso_available() else []) + (["cholespy"] if _cholespy is not None else []) + \
-        ["scipy", "dense"]
+        ["scipy", "supernodal", "dense"]
 
 
 def resolve_backend(backend: str, n: int | None = None, dense_below: int = DENSE_BELOW) -> str:
-    """The backend 'auto' stands for (the first of ``available_backends()``, or 'dense' for n < dense_below
-    when n is given), else backend itself."""
+    """The backend 'auto' stands for ('dense' for n < dense_below, 'supernodal' for n < ``SUPERNODAL_BELOW``
+    when n is given, else the first of ``available_backends()``), else backend itself. (``Factorization`` may
+    still take 'supernodal' for a larger pattern whose factor is sparse: ``Factorization._sparse_factor``.)"""
     if backend != "auto":
         return backend
     if n is not None and n < dense_below:
         return "dense"
+    if n is not None and n < SUPERNODAL_BELOW:
+        return "supernodal"
     return available_backends()[0]
 
 
@@ -109,6 +130,9 @@ class Factorization:
         self.method: str | None = None
         self.n: int | None = None
         self._pardiso: PardisoSPD | None = None  # created on first use; keeps its analysis between factors
+        self._supernodal: SupernodalCholesky | None = None  # likewise
+        self._own_ordering = None  # (indptr, indices, perm): 'supernodal''s ordering of the last pattern given none
+        self._given = (None, None)  # (ordering as given, its zero-based perm)
         self._solver = None  # b -> x for the current factor
         self._analyses = 0   # analyses by the backends without reuse (pardiso counts its own)
         self.factorizations = 0
@@ -117,7 +141,8 @@ class Factorization:
 
     @property
     def analyses(self) -> int:
-        return self._analyses + (self._pardiso.analyses if self._pardiso is not None else 0)
+        return self._analyses + (self._pardiso.analyses if self._pardiso is not None else 0) + \
+            (self._supernodal.analyses if self._supernodal is not None else 0)
 
     @property
     def ordering_reuses(self) -> int:
@@ -134,17 +159,23 @@ class Factorization:
         with the same ordering object skips the analysis and still gives the bits of a new object."""
         if self._pardiso is not None:
             self._pardiso.reset(keep_analysis)
+        if not keep_analysis:  # a supernodal analysis depends on the pattern and ordering alone: no history
+            self._supernodal = None
+            self._own_ordering = None
         self._solver = None
         self.backend = self.method = self.n = None
 
     def factor(self, a, ordering=None) -> "Factorization":
         """Factorise a (n, n) SPD (sparse, CSR with sorted indices keeps its pattern reusable; others are
-        converted); returns self. ordering: None or (perm, nnz) from ``compute_ordering`` (pardiso only, see
-        ``pardiso.PardisoSPD.factor``; the other backends ignore it). Not positive definite: general LU."""
+        converted); returns self. ordering: None or (perm, nnz) from ``compute_ordering`` (pardiso, see
+        ``pardiso.PardisoSPD.factor``, and supernodal; the other backends ignore it). Not positive definite:
+        general LU."""
         a = _canonical_csr(a)
         if a.shape[0] != a.shape[1]:
             raise ValueError(f"matrix must be square, got shape {a.shape}")
         backend = resolve_backend(self.requested, a.shape[0], self.dense_below)
+        if self.requested == "auto" and backend != "supernodal" and self._sparse_factor(a, ordering):
+            backend = "supernodal"
         self._solver = None
         self.backend, self.method, self.n = backend, None, a.shape[0]
         if backend == "pardiso":
@@ -153,6 +184,8 @@ class Factorization:
             self._factor_cholespy(a)
         elif backend == "scipy":
             self._factor_scipy(a)
+        elif backend == "supernodal":
+            self._factor_supernodal(a, ordering)
         else:
             self._factor_dense(a)
         self.factorizations += 1
@@ -179,6 +212,41 @@ class Factorization:
             self._pardiso = PardisoSPD()
         if self._pardiso.factor(a, ordering):
             self._solver, self.method = self._pardiso.solve, "cholesky"
+        else:
+            self._lu(a)
+
+    def _supernodal_perm(self, a: sp.csr_matrix, ordering) -> np.ndarray:
+        """The zero-based ordering for 'supernodal': the given one, else one of this pattern's own."""
+        if ordering is not None:
+            if self._given[0] is not ordering:
+                perm = np.asarray(ordering[0], np.int64)
+                self._given = (ordering, perm - 1 if len(perm) and perm.min() == 1 else perm)
+            return self._given[1]
+        own = self._own_ordering
+        if own is None or not (np.array_equal(own[0], a.indptr) and np.array_equal(own[1], a.indices)):
+            perm = np.asarray(compute_ordering(a)[0], np.int64) - 1 if pardiso_available() else np.zeros(0)
+            if len(perm) != a.shape[0]:  # no MKL (or no user orderings in it)
+                perm = np.asarray(csgraph.reverse_cuthill_mckee(a, symmetric_mode=True), np.int64)
+            own = self._own_ordering = (a.indptr.copy(), a.indices.copy(), perm)
+        return own[2]
+
+    def _sparse_factor(self, a: sp.csr_matrix, ordering) -> bool:
+        """'auto' above ``SUPERNODAL_BELOW`` rows: does the supernodal analysis of a's pattern (kept for the
+        factorisation, or for the next call with this pattern) find at most ``SUPERNODAL_ENTRIES_PER_ROW`` entries of
+        L a row? A function of the pattern and the ordering alone."""
+        n = a.shape[0]
+        if not SUPERNODAL_BELOW <= n < SUPERNODAL_MAX:
+            return False
+        if self._supernodal is None:
+            self._supernodal = SupernodalCholesky()
+        self._supernodal.prepare(a, self._supernodal_perm(a, ordering))
+        return self._supernodal.factor_entries <= SUPERNODAL_ENTRIES_PER_ROW * n
+
+    def _factor_supernodal(self, a: sp.csr_matrix, ordering) -> None:
+        if self._supernodal is None:
+            self._supernodal = SupernodalCholesky()
+        if self._supernodal.factor(a, self._supernodal_perm(a, ordering)):
+            self._solver, self.method = self._supernodal.solve, "cholesky"
         else:
             self._lu(a)
 

@@ -21,7 +21,7 @@ from ..errors import SceneError, key_path, scene_error
 SCENE_FORMAT = "ipcsim-scene/1"
 MATERIAL_MODELS = ("NH", "SNH", "FCR", "LCR", "LCR_LAGGED", "LE")
 INTEGRATORS = ("implicit_euler", "newmark", "quasi_static")
-LINEAR_SOLVERS = ("auto", "pardiso", "scipy")
+LINEAR_SOLVERS = ("auto", "pardiso", "supernodal", "scipy")
 EMBEDDED_MASSES = ("lumped", "consistent")
 
 

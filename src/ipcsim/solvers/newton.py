@@ -51,6 +51,7 @@ from .friction_params import FrictionParameters, stencil_mu
 from .integrators import LaggedRayleighDamping, check_damping_ratio
 from .line_search import LINE_SEARCH_REFINEMENTS, CandidateSkin, backtrack, collision_free_bound
 from ..linalg.factorization import Factorization, compute_ordering, resolve_backend
+from ..linalg.pardiso import pardiso_available
 from .reduction import FreePattern, PatternCache
 from .stiffness_damping import StiffnessDamping
 from .terms import (BarrierTerm, DampingTerm, ElasticEnergyTerm, ExternalWorkTerm, FrictionTerm,
@@ -265,7 +266,8 @@ class NewtonSolver:
         if self._last_ordering[0] is free:  # the same mask object: the Newton iterations of a solve
             return self._last_ordering[1]
         n_free = int(np.count_nonzero(free))
-        if resolve_backend(self.linear_backend, n_free, self.linear.dense_below) != "pardiso":
+        backend = resolve_backend(self.linear_backend, n_free, self.linear.dense_below)
+        if backend not in ("pardiso", "supernodal") or not pardiso_available():
             self._last_ordering = (free, None)
             return None
         key = np.packbits(free).tobytes()
