@@ -1,6 +1,7 @@
 """The Newton matrices of a demo factorised by MKL pardiso and by ipcsim's supernodal Cholesky, side by side.
 
     python benchmarks/bench_factorization.py [--scene grasp|grasp-full|plate] [--steps N] [--repeats R]
+    python benchmarks/bench_factorization.py --grid 6 8 10 12 14     # bulky factors: k x k x k grids of nodes
 
 1. Runs the scene for --steps steps with the pardiso backend and keeps every Newton matrix with the ordering it was
    factorised under (``NewtonSolver._ordering_for``: MKL's, of the contact-free pattern).
@@ -11,7 +12,9 @@
    prints the wall times, the Newton iterations and the time inside ``Factorization.factor`` / ``solve``.
 
 Last line: ``supernodal speedup: X``, the median whole-run wall time with pardiso over that with the supernodal
-factorisation (same scene, same steps). Needs pypardiso (MKL). One thread each: run it on a quiet machine, alone.
+factorisation (same scene, same steps). With --grid: per k, the numerical factorisation of a 3x3-block SPD matrix
+coupling each node of a k x k x k grid with its 26 neighbours (the bulky factors where MKL's BLAS-3 kernels win),
+under MKL's ordering, median of 10 calls each. Needs pypardiso (MKL). One thread each: run it on a quiet machine, alone.
 """
 from __future__ import annotations
 
@@ -109,15 +112,62 @@ def per_matrix(kept) -> None:
     print(f"largest residual |A x - b| / |b|: pardiso {worst['pardiso']:.1e}, supernodal {worst['supernodal']:.1e}")
 
 
+def grid_matrix(k: int, seed: int = 0):
+    """An SPD (3 k^3, 3 k^3) CSR: 3x3 blocks between every node of a k x k x k grid and its 26 neighbours,
+    small random values, a dominant diagonal."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    idx = np.arange(k ** 3).reshape(k, k, k)
+    rows, cols = [], []
+    for d in np.ndindex(3, 3, 3):
+        d = np.array(d) - 1
+        lo, hi = np.maximum(0, -d), k - np.maximum(0, d)
+        src = idx[lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]].ravel()
+        rows.append(src)
+        cols.append(src + (d[0] * k + d[1]) * k + d[2])
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    rr = (3 * r[:, None] + np.arange(3)).repeat(3, 1).ravel()
+    cc = np.tile(3 * c[:, None] + np.arange(3), (1, 3)).ravel()
+    n = 3 * k ** 3
+    a = sp.csr_matrix((rng.uniform(0.0, 0.01, len(rr)), (rr, cc)), shape=(n, n))
+    a = a + a.T
+    a = sp.csr_matrix(a + sp.diags(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0))
+    a.sum_duplicates()
+    a.sort_indices()
+    return a
+
+
+def grids(ks) -> None:
+    """The --grid timings."""
+    from ipcsim.linalg.pardiso import compute_ordering
+
+    for k in ks:
+        a = grid_matrix(k)
+        ordering = compute_ordering(a)
+        perm = np.asarray(ordering[0], np.int64) - 1
+        p, s = PardisoSPD(), SupernodalCholesky()
+        p.factor(a, ordering)
+        s.factor(a, perm)
+        tp = _median_us(lambda: p.factor(a, ordering), 10) / 1e3
+        ts = _median_us(lambda: s.factor(a, perm), 10) / 1e3
+        print(f"k = {k:2d} ({a.shape[0]:5d} rows): pardiso {tp:8.2f} ms, supernodal {ts:8.2f} ms, "
+              f"{s.factor_entries / a.shape[0]:.0f} stored entries of L a row")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scene", choices=("grasp", "grasp-full", "plate"), default="grasp")
     ap.add_argument("--steps", type=int, default=None, help="default: 200 (grasp), 40 (grasp-full), 300 (plate)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--grid", type=int, nargs="+", metavar="K", help="time k x k x k grids of nodes instead")
     args = ap.parse_args(argv)
     if not pardiso_available():
         print("error: this benchmark compares against MKL pardiso: pip install pypardiso", file=sys.stderr)
         return 2
+    if args.grid:
+        grids(args.grid)
+        return 0
     steps = args.steps or {"grasp": 200, "grasp-full": 40, "plate": 300}[args.scene]
     kept = []
     run(args.scene, steps, "pardiso", keep=kept)
