@@ -23,8 +23,9 @@ import os
 import sys
 import time
 
-for _var in ("NUMBA_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+if __name__ == "__main__":  # one thread each, set before the libraries load (not when a test imports grid_matrix)
+    for _var in ("NUMBA_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
 
@@ -112,24 +113,25 @@ def per_matrix(kept) -> None:
     print(f"largest residual |A x - b| / |b|: pardiso {worst['pardiso']:.1e}, supernodal {worst['supernodal']:.1e}")
 
 
-def grid_matrix(k: int, seed: int = 0):
-    """An SPD (3 k^3, 3 k^3) CSR: 3x3 blocks between every node of a k x k x k grid and its 26 neighbours,
-    small random values, a dominant diagonal."""
+def grid_matrix(shape, seed: int = 0):
+    """An SPD (3 n, 3 n) CSR, n = kx ky kz: 3x3 blocks between every node of a kx x ky x kz grid (shape) and its 26
+    neighbours, small random values, a dominant diagonal. Also tests/solvers/test_supernodal.py's matrices."""
     import scipy.sparse as sp
 
     rng = np.random.default_rng(seed)
-    idx = np.arange(k ** 3).reshape(k, k, k)
+    dims = np.array(shape)
+    idx = np.arange(dims.prod()).reshape(shape)
     rows, cols = [], []
     for d in np.ndindex(3, 3, 3):
         d = np.array(d) - 1
-        lo, hi = np.maximum(0, -d), k - np.maximum(0, d)
+        lo, hi = np.maximum(0, -d), dims - np.maximum(0, d)
         src = idx[lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]].ravel()
         rows.append(src)
-        cols.append(src + (d[0] * k + d[1]) * k + d[2])
+        cols.append(src + (d[0] * dims[1] + d[1]) * dims[2] + d[2])
     r, c = np.concatenate(rows), np.concatenate(cols)
     rr = (3 * r[:, None] + np.arange(3)).repeat(3, 1).ravel()
     cc = np.tile(3 * c[:, None] + np.arange(3), (1, 3)).ravel()
-    n = 3 * k ** 3
+    n = 3 * int(dims.prod())
     a = sp.csr_matrix((rng.uniform(0.0, 0.01, len(rr)), (rr, cc)), shape=(n, n))
     a = a + a.T
     a = sp.csr_matrix(a + sp.diags(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0))
@@ -143,7 +145,7 @@ def grids(ks) -> None:
     from ipcsim.linalg.pardiso import compute_ordering
 
     for k in ks:
-        a = grid_matrix(k)
+        a = grid_matrix((k, k, k))
         ordering = compute_ordering(a)
         perm = np.asarray(ordering[0], np.int64) - 1
         p, s = PardisoSPD(), SupernodalCholesky()

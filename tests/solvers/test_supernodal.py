@@ -11,6 +11,7 @@ from ipcsim.linalg import supernodal as sn
 from ipcsim.linalg.factorization import Factorization, compute_ordering, pardiso_available
 from ipcsim.linalg.supernodal import SupernodalCholesky
 
+from _benchmarks import load_benchmark
 from test_linear import _block_spd  # the same folder
 
 
@@ -150,35 +151,14 @@ def test_factorization_takes_a_given_one_based_ordering_and_keeps_its_analysis(r
     assert np.linalg.norm(a @ own.solve(b) - b) < 1e-12 * np.linalg.norm(b)
 
 
-def _grid_spd(kx, ky, kz, rng):
-    """An SPD (3 n, 3 n) CSR coupling each node of a kx x ky x kz grid with its 26 neighbours (3x3 blocks)."""
-    idx = np.arange(kx * ky * kz).reshape(kx, ky, kz)
-    rows, cols = [], []
-    for d in np.ndindex(3, 3, 3):
-        d = np.array(d) - 1
-        lo, hi = np.maximum(0, -d), np.array([kx, ky, kz]) - np.maximum(0, d)
-        src = idx[lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]].ravel()
-        rows.append(src)
-        cols.append(src + (d[0] * ky + d[1]) * kz + d[2])
-    r, c = np.concatenate(rows), np.concatenate(cols)
-    rr = (3 * r[:, None] + np.arange(3)).repeat(3, 1).ravel()
-    cc = np.tile(3 * c[:, None] + np.arange(3), (1, 3)).ravel()
-    n = 3 * kx * ky * kz
-    a = sp.csr_matrix((rng.uniform(0.0, 0.01, len(rr)), (rr, cc)), shape=(n, n))
-    a = a + a.T
-    a = sp.csr_matrix(a + sp.diags(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0))
-    a.sum_duplicates()
-    a.sort_indices()
-    return a
-
-
 def test_auto_keeps_the_supernodal_factor_above_its_row_bound_only_where_l_is_sparse(rng):
     """'auto' from ``SUPERNODAL_BELOW`` rows on: a thin strip of nodes (a sparse factor) still goes supernodal, a
     bulky cube of nodes (a dense one) to the first library backend; both solve."""
     from ipcsim.linalg import factorization as linear
 
+    grid_matrix = load_benchmark("bench_factorization").grid_matrix  # the benchmark's node grids
     for shape, sparse_factor in (((200, 4, 1), True), ((10, 10, 10), False)):
-        a = _grid_spd(*shape, rng)
+        a = grid_matrix(shape)
         assert linear.SUPERNODAL_BELOW <= a.shape[0] < linear.SUPERNODAL_MAX
         f = Factorization("auto")
         b = rng.normal(size=a.shape[0])
