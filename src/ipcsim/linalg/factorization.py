@@ -70,9 +70,6 @@ SUPERNODAL_BELOW = 2000
 SUPERNODAL_ENTRIES_PER_ROW = 48
 SUPERNODAL_MAX = 20000
 
-_SPARSE = ("pardiso", "cholespy", "scipy")
-
-
 def available_backends() -> list[str]:
     """Names of the usable backends: the sparse library ones fastest first, then 'supernodal' and 'dense' (always
     there)."""
@@ -237,15 +234,18 @@ class Factorization:
         n = a.shape[0]
         if not SUPERNODAL_BELOW <= n < SUPERNODAL_MAX:
             return False
+        sn = self._supernodal_factor()
+        sn.prepare(a, self._supernodal_perm(a, ordering))
+        return sn.factor_entries <= SUPERNODAL_ENTRIES_PER_ROW * n
+
+    def _supernodal_factor(self) -> SupernodalCholesky:
+        """The supernodal factorisation object, created on first use (it keeps its analysis between factors)."""
         if self._supernodal is None:
             self._supernodal = SupernodalCholesky()
-        self._supernodal.prepare(a, self._supernodal_perm(a, ordering))
-        return self._supernodal.factor_entries <= SUPERNODAL_ENTRIES_PER_ROW * n
+        return self._supernodal
 
     def _factor_supernodal(self, a: sp.csr_matrix, ordering) -> None:
-        if self._supernodal is None:
-            self._supernodal = SupernodalCholesky()
-        if self._supernodal.factor(a, self._supernodal_perm(a, ordering)):
+        if self._supernodal_factor().factor(a, self._supernodal_perm(a, ordering)):
             self._solver, self.method = self._supernodal.solve, "cholesky"
         else:
             self._lu(a)
