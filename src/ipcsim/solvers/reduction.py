@@ -25,8 +25,9 @@ straight into a CSR pattern that is cached per free mask:
   on the pattern (``_full_term_gather``), not scattered row by row.
 The result equals the SciPy path to round-off (the same additions in the same order: bit-for-bit in practice).
 
-The kernels read their indices as unsigned integers (``numba.uint64``; every index here is >= 0 once the -1 of
-"not free" is tested): with signed ones Numba adds a negative-index wrap-around to every array access. The same
+The scatter and gather kernels (``_flush_row``, ``_gather``, ``_scatter_surface``, ``_scatter_mapped``) read their
+indices as unsigned integers (``numba.uint64``; every index there is >= 0 once the -1 of "not free" is tested):
+with signed ones Numba adds a negative-index wrap-around to every array access. The same
 additions in the same order, so the same bits; ``_scatter_mapped`` on the teddy grasp's contact Hessians (400
 calls captured from the paper set-up's low run, one thread, old and new in turn): 14.9-15.5 -> 10.2-10.8 ms.
 """
