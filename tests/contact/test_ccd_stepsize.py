@@ -229,3 +229,42 @@ def test_bad_input(shared_data):
     cand.vf = np.array([[0, 99]])
     with pytest.raises(ValueError, match=r"candidates.vf\[0\].*face"):
         ccd.compute_collision_free_stepsize(mesh, x0, x0, cand)
+
+
+def test_every_candidate_kind_and_chunking_match_the_reference(shared_data):
+    """Each candidate array alone and all four at once, adjacent pairs included (skipped), cut into chunks that
+    straddle the arrays' boundaries: the kernel's pruned minimum is the unpruned per-pair minimum."""
+    from ipcsim.contact.broad_phase.candidates import Candidates
+    from ipcsim.contact.ccd.stepsize import chunks_toi, earliest_candidate_toi
+
+    rng = np.random.default_rng(5)
+    cube = tet_body(shared_data, "cube", 0)
+    rods = CollisionMesh.from_edges(np.array([[-0.5, 1.2, 0.5], [1.5, 1.2, 0.5], [0.5, 1.4, -0.5],
+                                              [0.5, 1.4, 1.5]]), [[0, 1], [2, 3]], body=1)
+    pts = CollisionMesh.from_points(np.array([[0.5, 1.8, 0.5], [0.52, 2.3, 0.5], [0.5, 1.5, 0.52]]), body=2)
+    mesh = CollisionMesh.concatenate([cube, rods, pts])
+    nv, codim = mesh.n_vertices, np.arange(cube.n_vertices, mesh.n_vertices)
+    pairs = lambda a, b: np.array([(i, j) for i in a for j in b], np.int64).reshape(-1, 2)
+    every = dict(vf=pairs(range(nv), range(mesh.n_faces)),
+                 ee=np.array([(a, b) for a in range(mesh.n_edges) for b in range(a + 1, mesh.n_edges)]),
+                 ev=pairs(range(mesh.n_edges), codim), vv=pairs(codim, codim))
+    kinds, _, _ = candidate_stencils(mesh, Candidates(**every))
+    assert (kinds < 0).any() and {FV, EE, EV, VV} <= set(kinds.tolist())
+    faces, edges = (np.ascontiguousarray(mesh.faces, np.int64), np.ascontiguousarray(mesh.edges, np.int64))
+    x0 = mesh.rest_positions
+    # rod b falls through rod a into the cube, point 1 past point 0, point 2 through both rods into the cube
+    fall = np.r_[np.zeros(cube.n_vertices), 0.1, 0.1, 0.5, 0.5, 0.2, 1.0, 0.6]
+    for _ in range(3):
+        x1 = x0 + rng.normal(0.0, 0.002, x0.shape)
+        x1[:, 1] -= fall
+        for chosen in (["vf"], ["ee"], ["ev"], ["vv"], list(every)):
+            cand = Candidates(**{k: every[k] for k in chosen})
+            ref = serial_reference(mesh, x0, x1, cand, 0.05)
+            assert ref < 1.0, chosen
+            args = (cand.vf, cand.ee, cand.ev, cand.vv, faces, edges, x0, x1, 0.05, ccd.CONSERVATIVE_RESCALING,
+                    ccd.MAX_ITERATIONS)
+            for n_chunks in (1, 3, 7):
+                assert earliest_candidate_toi.serial(*args, n_chunks, 1.0) == ref
+                best = np.full(n_chunks, 1.0)
+                chunks_toi(0, 1, *args, best)
+                assert best.min() == ref

@@ -55,35 +55,99 @@ def _candidate_stencil(j, vf, ee, ev, vv, faces, edges, v) -> int:
     return kind
 
 
+@njit(cache=True, inline="always")
+def _stencil_ids(kind, pairs, j, faces, edges):
+    """(i0, i1, i2, i3, adjacent): the vertex ids of candidate j of ``pairs``, the candidate array of ``kind`` (FV:
+    [vertex, face], EE: [edge, edge], EV: [edge, vertex], VV: [vertex, vertex]; unused ids repeat the last one) and
+    whether two of them coincide (adjacent primitives, skipped as ``_candidate_stencil`` skips them)."""
+    if kind == FV:
+        f = pairs[j, 1]
+        i0, i1, i2, i3 = pairs[j, 0], faces[f, 0], faces[f, 1], faces[f, 2]
+    elif kind == EE:
+        e0, e1 = pairs[j, 0], pairs[j, 1]
+        i0, i1, i2, i3 = edges[e0, 0], edges[e0, 1], edges[e1, 0], edges[e1, 1]
+    elif kind == EV:
+        e = pairs[j, 0]
+        i0, i1, i2 = pairs[j, 1], edges[e, 0], edges[e, 1]
+        return i0, i1, i2, i2, i0 == i1 or i0 == i2 or i1 == i2
+    else:
+        i0, i1 = pairs[j, 0], pairs[j, 1]
+        return i0, i1, i1, i1, i0 == i1
+    return i0, i1, i2, i3, i0 == i1 or i0 == i2 or i0 == i3 or i1 == i2 or i1 == i3 or i2 == i3
+
+
+@njit(cache=True, inline="always")
+def _lowered(kind, i0, i1, i2, i3, motion, t_best, scratch, best, c) -> float:
+    """t_best lowered to the ACCD time of impact of the stencil of ``kind`` on vertices i0..i3 (its first
+    ``stencil_size(kind)``), pruned at t_best (``additive_ccd``), and best[c] with it. motion: (x0, x1,
+    min_distance, conservative_rescaling, max_iterations); scratch: four (4, 3) arrays."""
+    x0, x1, min_distance, conservative_rescaling, max_iterations = motion
+    a, b, x, dx = scratch
+    n = stencil_size(kind)
+    for k in range(3):
+        a[0, k], b[0, k] = x0[i0, k], x1[i0, k]
+        a[1, k], b[1, k] = x0[i1, k], x1[i1, k]
+        if n > 2:
+            a[2, k], b[2, k] = x0[i2, k], x1[i2, k]
+        if n > 3:
+            a[3, k], b[3, k] = x0[i3, k], x1[i3, k]
+    t = additive_ccd(kind, a, b, min_distance, t_best, conservative_rescaling, max_iterations, x, dx)
+    if t < t_best:
+        best[c] = t
+        return t
+    return t_best
+
+
 @njit(cache=True)
 def _chunk_toi(c, n_chunks, vf, ee, ev, vv, faces, edges, x0, x1, min_distance, conservative_rescaling,
                max_iterations, best):
     """ACCD over chunk c of n_chunks equal runs of the candidates (see ``earliest_candidate_toi``), lowering
-    best[c] to the earliest time found; the other chunks' best[...] cap it along the way."""
+    best[c] to the earliest time found; the other chunks' best[...] cap it along the way.
+
+    The chunk's part of each candidate array runs in a loop of its own, the kind a constant there: a lookup that
+    branches on the kind per candidate, through a (4,) id array (``_candidate_stencil``) or even in locals, cost
+    4 to 6 times as much (teddy grasp, 584 calls of 1,239 candidates: 35 ms against 6 ms for the lookups alone;
+    98.5 % of the candidates are then pruned by ``additive_ccd``'s first bound, so the lookup was a third)."""
     m = vf.shape[0] + ee.shape[0] + ev.shape[0] + vv.shape[0]
     lo = (c * m) // n_chunks
     hi = ((c + 1) * m) // n_chunks
-    v = np.empty(4, dtype=np.int64)
-    a = np.empty((4, 3))
-    b = np.empty((4, 3))
-    x = np.empty((4, 3))
-    dx = np.empty((4, 3))
-    t_best = best[c]
-    for j in range(lo, hi):
-        if (j - lo) % _REFRESH_EVERY == 0:
-            for other in range(n_chunks):  # racy reads are safe: values only decrease
-                t_best = min(t_best, best[other])
-        kind = _candidate_stencil(j, vf, ee, ev, vv, faces, edges, v)
-        if kind < 0:
-            continue
-        for i in range(stencil_size(kind)):
-            for k in range(3):
-                a[i, k] = x0[v[i], k]
-                b[i, k] = x1[v[i], k]
-        t = additive_ccd(kind, a, b, min_distance, t_best, conservative_rescaling, max_iterations, x, dx)
-        if t < t_best:
-            t_best = t
-            best[c] = t
+    motion = (x0, x1, min_distance, conservative_rescaling, max_iterations)
+    scratch = (np.empty((4, 3)), np.empty((4, 3)), np.empty((4, 3)), np.empty((4, 3)))
+    t = best[c]
+    s = 0  # the first candidate of the current array in the concatenation vf, ee, ev, vv
+    for j in range(max(lo, s), min(hi, s + vf.shape[0])):
+        t = _refreshed(j, lo, best, t)
+        i0, i1, i2, i3, adjacent = _stencil_ids(FV, vf, j - s, faces, edges)
+        if not adjacent:
+            t = _lowered(FV, i0, i1, i2, i3, motion, t, scratch, best, c)
+    s += vf.shape[0]
+    for j in range(max(lo, s), min(hi, s + ee.shape[0])):
+        t = _refreshed(j, lo, best, t)
+        i0, i1, i2, i3, adjacent = _stencil_ids(EE, ee, j - s, faces, edges)
+        if not adjacent:
+            t = _lowered(EE, i0, i1, i2, i3, motion, t, scratch, best, c)
+    s += ee.shape[0]
+    for j in range(max(lo, s), min(hi, s + ev.shape[0])):
+        t = _refreshed(j, lo, best, t)
+        i0, i1, i2, i3, adjacent = _stencil_ids(EV, ev, j - s, faces, edges)
+        if not adjacent:
+            t = _lowered(EV, i0, i1, i2, i3, motion, t, scratch, best, c)
+    s += ev.shape[0]
+    for j in range(max(lo, s), min(hi, s + vv.shape[0])):
+        t = _refreshed(j, lo, best, t)
+        i0, i1, i2, i3, adjacent = _stencil_ids(VV, vv, j - s, faces, edges)
+        if not adjacent:
+            t = _lowered(VV, i0, i1, i2, i3, motion, t, scratch, best, c)
+
+
+@njit(cache=True, inline="always")
+def _refreshed(j, lo, best, t_best) -> float:
+    """t_best lowered to every chunk's earliest time in best, every ``_REFRESH_EVERY`` candidates of a chunk
+    starting at lo (racy reads are safe: the values only decrease)."""
+    if (j - lo) % _REFRESH_EVERY == 0:
+        for other in range(best.shape[0]):
+            t_best = min(t_best, best[other])
+    return t_best
 
 
 @twin  # one Numba thread: the serial variant (a minimum: the same result)
