@@ -226,9 +226,15 @@ def test_bad_input(shared_data):
     with pytest.raises(ValueError, match="mesh"):
         ccd.compute_collision_free_stepsize(object(), x0, x0)
     cand = build_candidates(mesh, x0, x0)
-    cand.vf = np.array([[0, 99]])
+    assert ccd.compute_collision_free_stepsize(mesh, x0, x0, cand) == 1.0  # checked, and the check kept
+    cand.vf = np.array([[0, 99]])  # a new array: checked again
     with pytest.raises(ValueError, match=r"candidates.vf\[0\].*face"):
         ccd.compute_collision_free_stepsize(mesh, x0, x0, cand)
+    cand = build_candidates(mesh, x0, x0)
+    ccd.compute_collision_free_stepsize(mesh, x0, x0, cand)
+    small = CollisionMesh.from_triangle_mesh(mesh.rest_positions[:4], np.array([[0, 1, 2], [0, 2, 3]]))
+    with pytest.raises(ValueError, match=r"candidates\.\w+\[\d+\]"):  # another mesh's sizes: checked again
+        ccd.compute_collision_free_stepsize(small, x0[:4], x0[:4], cand)
 
 
 def test_every_candidate_kind_and_chunking_match_the_reference(shared_data):

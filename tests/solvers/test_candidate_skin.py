@@ -83,3 +83,18 @@ def test_a_newton_run_gives_the_same_bits_with_and_without_the_skin():
     # measured: 34 broad phases and 49 kept answers with the skin, 82 and 1 (an identical query) without
     assert skin.reuses > skin.builds and skin.builds < 0.5 * none.builds
     assert np.array_equal(with_skin.x, without.x) and np.array_equal(with_skin.v, without.v)
+
+
+def test_boxes_inside_is_the_numpy_containment(rng):
+    from ipcsim.contact.broad_phase.boxes import boxes_inside
+
+    outer = np.hstack([rng.normal(size=(50, 3)) - 1.0, rng.normal(size=(50, 3)) + 1.0])
+    numpy_inside = lambda a, b: bool(np.all(a[:, :3] >= b[:, :3]) and np.all(a[:, 3:] <= b[:, 3:]))
+    for _ in range(20):
+        inner = outer + rng.uniform(-0.05, 0.2, size=outer.shape) * np.r_[1, 1, 1, -1, -1, -1]
+        assert boxes_inside(inner, outer) == numpy_inside(inner, outer)
+    assert boxes_inside(outer, outer)  # equal bounds are inside
+    for row, col, shift in ((7, 1, -1e-12), (49, 5, 1e-12), (0, 2, np.nan)):
+        inner = outer.copy()
+        inner[row, col] += shift
+        assert not boxes_inside(inner, outer) and not numpy_inside(inner, outer)

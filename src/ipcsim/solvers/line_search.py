@@ -33,7 +33,7 @@ from typing import Callable
 import numpy as np
 
 from ..contact.broad_phase import build_candidates
-from ..contact.broad_phase.boxes import vertex_boxes6
+from ..contact.broad_phase.boxes import boxes_inside, vertex_boxes6
 from ..contact.ccd import compute_collision_free_stepsize
 
 #: bisections of the bracket [accepted, rejected] after a backtracking line search (``backtrack``)
@@ -100,7 +100,7 @@ class CandidateSkin:
         box = vertex_boxes6(s0, s1, r)
         kept = self._kept
         if (kept is not None and kept[0] is mesh and kept[1] == r and kept[2].shape == box.shape
-                and np.all(box[:, :3] >= kept[2][:, :3]) and np.all(box[:, 3:] <= kept[2][:, 3:])):
+                and boxes_inside(box, kept[2])):
             self.reuses += 1
             return kept[3]
         self.builds += 1

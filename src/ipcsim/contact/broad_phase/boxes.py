@@ -76,6 +76,17 @@ def vertex_boxes6(x0, x1, inflation_radius):
 
 
 @nb.njit(cache=True)
+def boxes_inside(inner, outer) -> bool:
+    """Whether every (n, 6) box of ``inner`` lies inside the box of the same row of ``outer`` [m] (both as
+    ``vertex_boxes6`` writes them): lo >= outer lo and hi <= outer hi on every axis; False on a NaN."""
+    for i in range(inner.shape[0]):
+        for a in range(3):
+            if not (inner[i, a] >= outer[i, a] and inner[i, 3 + a] <= outer[i, 3 + a]):
+                return False
+    return True
+
+
+@nb.njit(cache=True)
 def simplex_boxes6(vbox, simplices):
     """Edge or face boxes, (m, 6) float64 [m]: unions of the (n, 6) vertex boxes ``vbox`` of each row
     of ``simplices`` ((m, k) int64 vertex ids); the same numbers as ``simplex_boxes``."""
