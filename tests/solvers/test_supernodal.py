@@ -167,3 +167,91 @@ def test_auto_keeps_the_supernodal_factor_above_its_row_bound_only_where_l_is_sp
         per_row = f._supernodal.factor_entries / a.shape[0]
         assert (per_row <= linear.SUPERNODAL_ENTRIES_PER_ROW) == sparse_factor, per_row
         assert f.backend == ("supernodal" if sparse_factor else linear.available_backends()[0])
+
+
+def _two_bodies(rng, n_nodes=500, spread=12, links=6):
+    """(a, perm): two mesh-like blocks (n_nodes nodes each) coupled by a few entries across them (the Newton matrix
+    of two deformable bodies in contact), big enough for the two-thread factorisation (``SPLIT_MIN_FLOPS``), and a
+    dissection of it: each body's other rows in their own order, the coupled rows last."""
+    b1, b2 = _block_spd(rng, n_nodes, 3 * n_nodes, spread), _block_spd(rng, n_nodes, 3 * n_nodes, spread)
+    a = sp.block_diag([b1, b2]).tolil()
+    coupled = []
+    for _ in range(links):
+        i, j = rng.integers(0, 3 * n_nodes), 3 * n_nodes + rng.integers(0, 3 * n_nodes)
+        a[i, j] += 0.1
+        a[j, i] += 0.1
+        coupled += [i, j]
+    a = a.tocsr()
+    a.sort_indices()
+    last = np.unique(coupled)
+    return a, np.concatenate([np.setdiff1d(np.arange(a.shape[0]), last), last])
+
+
+def test_two_thread_factorisation_splits_whole_subtrees_and_keeps_the_one_thread_bits(rng, monkeypatch):
+    """Two bodies: the supernodes fall into two sets of whole subtrees (a supernode's parent is in its own set or
+    in the rest, the rest's parents in the rest) of nearly equal work, factorised on two threads: L and the
+    solutions are bit for bit those of the one-thread order."""
+    from ipcsim.runtime.threads import numba_threads
+
+    a, perm = _two_bodies(rng)
+    shared = []
+    real_beside = sn.beside
+    monkeypatch.setattr(sn, "beside", lambda here, there: shared.append(1) or real_beside(here, there))
+    two = SupernodalCholesky()
+    assert two.factor(a, perm)
+    one, other, rest, every = (np.asarray(v, np.int64) for v in two._parts)
+    assert len(one) and len(other) and len(one) + len(other) + len(rest) == len(every)
+    src, colptr, rows, lp, li, first, offset, *_ = (np.asarray(v, np.int64) for v in two._sym)
+    owner = np.repeat(np.arange(len(first) - 1), np.diff(first))
+    label = np.empty(len(every), np.int64)
+    for k, part in enumerate((one, other, rest)):
+        label[part] = k
+    for s in range(len(first) - 1):
+        below = li[lp[first[s + 1] - 1] + 1:lp[first[s + 1]]]  # the last column's rows below the diagonal
+        if len(below):
+            parent = owner[below[0]]  # the elimination tree's parent: the first row below the diagonal
+            assert label[parent] in (label[s], 2), s
+    _, work, _ = sn._supernode_tree(*(np.asarray(v, np.int64) for v in (_etree_of(two), lp, first, owner)))
+    loads = [work[part].sum() / work.sum() for part in (one, other, rest)]
+    assert max(loads[:2]) + loads[2] < 0.55, loads  # 0.503 measured
+    assert shared == [1]
+    b = rng.normal(size=(a.shape[0], 2))
+    x = two.solve(b)
+    with numba_threads(1):
+        single = SupernodalCholesky()
+        assert single.factor(a, perm)
+    assert shared == [1]  # the one-thread factorisation did not share
+    np.testing.assert_array_equal(two._lx, single._lx)
+    np.testing.assert_array_equal(x, single.solve(b))
+    assert np.linalg.norm(a @ x - b) < 1e-12 * np.linalg.norm(b)
+
+
+def _etree_of(c: SupernodalCholesky) -> np.ndarray:
+    """The elimination tree (n,) of c's analysed pattern (permuted)."""
+    src, colptr, rows, *_ = (np.asarray(v, np.int64) for v in c._sym)
+    n = len(colptr) - 1
+    rowptr, cols = sn._upper_rows(colptr, rows, n)
+    return sn._etree(rowptr, cols, n)
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_two_thread_factorisation_reports_a_body_that_is_not_positive_definite(rng, which):
+    a, perm = _two_bodies(rng)
+    half = a.shape[0] // 2
+    shift = np.zeros(a.shape[0])
+    shift[which * half:(which + 1) * half] = 3.0 * abs(a).max()
+    bad = (a - sp.diags(shift)).tocsr()
+    bad.sort_indices()
+    c = SupernodalCholesky()
+    assert not c.factor(bad, perm)
+    assert len(c._parts[1])  # it was split
+    assert c.factor(a, perm)  # usable again
+
+
+def test_small_or_lopsided_factorisations_stay_on_one_thread(rng):
+    c = SupernodalCholesky()
+    a = _block_spd(rng, 60, 90, spread=8)  # too few flops
+    assert c.factor(a, np.arange(a.shape[0])) and not len(c._parts[1])
+    g = rng.normal(size=(1200, 1200))  # one dense supernode: nothing to share
+    dense = sp.csr_matrix(g @ g.T + 1200.0 * np.eye(1200))
+    assert c.factor(dense, np.arange(1200)) and not len(c._parts[1])

@@ -31,7 +31,16 @@ import numpy as np
 from numba import njit
 from numba import uint64 as U
 
+from ..runtime.jit import current_threads
+from ..runtime.threads import beside, cpu_cores
+
 __all__ = ["SupernodalCholesky"]
+
+SPLIT_MIN_FLOPS = 1e6
+"""Fewest flops (about: sum over L's columns of their entries squared) for which ``SupernodalCholesky.factor`` runs
+two subtrees at once on two threads (the hand-over to the helper thread costs ~0.1 ms; 1e6 flops take ~0.3 ms)."""
+SPLIT_MAX_SPAN = 0.6
+"""Largest estimated span (the larger subtree part's work plus the ancestors', over the total) for which it does."""
 
 
 @njit(cache=True)
@@ -283,21 +292,106 @@ def _dense(lp, first, offset, s, lx):
     return np.int64(-1)
 
 
-@njit(cache=True)
-def _numeric(data, src, colptr, rows, lp, li, first, offset, start, dd, p1, p2, roff, rel, lx):
-    """The supernodal L into lx (offset[-1],) from a.data (data); index arrays uint64 (``SupernodalCholesky.analyse``,
-    ``_schedule``). Returns -1, or the first column whose pivot is not positive (not positive definite)."""
+@njit(cache=True, nogil=True)
+def _numeric(data, src, colptr, rows, lp, li, first, offset, start, dd, p1, p2, roff, rel, lx, order):
+    """Supernodes order (k,) (increasing, each one's descendants done before it or in order) of the supernodal L
+    into lx (offset[-1],) from a.data (data); index arrays uint64 (``SupernodalCholesky.analyse``, ``_schedule``).
+    Returns -1, or the first column whose pivot is not positive (not positive definite)."""
     n = len(colptr) - 1
     where = np.empty(n, np.uint64)
     tmp = np.empty(n)
-    for s in range(len(first) - 1):
-        _assemble(data, src, colptr, rows, lp, li, first, offset, U(s), lx, where)
+    for s in order:
+        _assemble(data, src, colptr, rows, lp, li, first, offset, s, lx, where)
         for q in range(start[s], start[s + 1]):
-            _update(lp, first, offset, U(s), dd[q], p1[q], p2[q], rel, roff[q], lx, tmp)
-        bad = _dense(lp, first, offset, U(s), lx)
+            _update(lp, first, offset, s, dd[q], p1[q], p2[q], rel, roff[q], lx, tmp)
+        bad = _dense(lp, first, offset, s, lx)
         if bad >= 0:
             return bad
     return np.int64(-1)
+
+
+@njit(cache=True)
+def _supernode_tree(parent, lp, first, owner):
+    """(parent supernode (ns,) (-1 at roots), work (ns,) [flops, about], subtree work (ns,)) of the supernodes:
+    a supernode's work is sum over its columns of (entries of L's column)^2."""
+    ns = len(first) - 1
+    up = np.full(ns, -1, np.int64)
+    work = np.zeros(ns)
+    for s in range(ns):
+        for j in range(first[s], first[s + 1]):
+            c = lp[j + 1] - lp[j]
+            work[s] += c * c
+        p = parent[first[s + 1] - 1]
+        if p >= 0:
+            up[s] = owner[p]
+    sub = work.copy()
+    for s in range(ns):  # a parent's index is above its children's
+        if up[s] >= 0:
+            sub[up[s]] += sub[s]
+    return up, work, sub
+
+
+@njit(cache=True)
+def _two_bins(roots, sub):
+    """(bin (len(roots),) 0 or 1, bin loads (2,)): the subtrees, largest first, each to the lighter bin."""
+    order = np.argsort(-sub[roots], kind="mergesort")
+    side = np.zeros(len(roots), np.int64)
+    load = np.zeros(2)
+    for k in order:
+        b = 1 if load[1] < load[0] else 0
+        side[k] = b
+        load[b] += sub[roots[k]]
+    return side, load
+
+
+@njit(cache=True)
+def _two_parts(parent, lp, first, owner):
+    """Supernode labels (ns,): 0 or 1 for two sets of whole subtrees of the supernodal tree that two threads can
+    factorise at once, 2 for the rest (their ancestors, factorised after both), and the estimated span (the
+    larger set's work plus the rest's) over the total work. Greedy: starting from the tree's roots, the heaviest
+    open subtree is opened (its root moves to the rest, its children become open) while a span 1 % below the best
+    yet can still come; open subtrees go to the two sets largest first, each to the lighter one."""
+    up, work, sub = _supernode_tree(parent, lp, first, owner)
+    ns = len(up)
+    kid_ptr = np.zeros(ns + 1, np.int64)
+    for s in range(ns):
+        if up[s] >= 0:
+            kid_ptr[up[s] + 1] += 1
+    for s in range(ns):
+        kid_ptr[s + 1] += kid_ptr[s]
+    kids, fill = np.empty(kid_ptr[ns], np.int64), kid_ptr[:ns].copy()
+    for s in range(ns):
+        if up[s] >= 0:
+            kids[fill[up[s]]] = s
+            fill[up[s]] += 1
+    opened = np.empty(ns, np.int64)  # the open subtrees' roots
+    k = 0
+    for s in range(ns):
+        if up[s] < 0:
+            opened[k] = s
+            k += 1
+    total = work.sum()
+    best, serial, best_open = np.inf, 0.0, opened[:k].copy()
+    while k > 0 and best > 1.01 * 0.5 * (total + serial):  # no later span is below (total + serial) / 2
+        _, load = _two_bins(opened[:k], sub)
+        if max(load[0], load[1]) + serial < best:
+            best, best_open = max(load[0], load[1]) + serial, opened[:k].copy()
+        i = np.argmax(sub[opened[:k]])
+        big = opened[i]
+        opened[i] = opened[k - 1]
+        k -= 1
+        serial += work[big]
+        for q in range(kid_ptr[big], kid_ptr[big + 1]):
+            opened[k] = kids[q]
+            k += 1
+    label = np.full(ns, 2, np.int64)
+    side, _ = _two_bins(best_open, sub)
+    for i in range(len(best_open)):
+        label[best_open[i]] = side[i]
+    for s in range(ns - 1, -1, -1):  # parents first: a subtree takes its open root's label
+        if label[s] == 2 and up[s] >= 0 and label[up[s]] < 2:
+            label[s] = label[up[s]]
+    return label, best / total if total > 0 else 1.0
 
 
 @njit(cache=True)
@@ -373,6 +467,7 @@ class SupernodalCholesky:
         self._sym = None     # uint64 arrays for the kernels
         self._perm = None
         self._lx = None
+        self._parts = None   # (part one, part two, rest): ``_split``
         self.analyses = 0
         self.factorizations = 0
 
@@ -397,6 +492,7 @@ class SupernodalCholesky:
         first, offset, owner = _supernodes(parent, lp, n)
         plan = _schedule(lp, li, first, owner)
         self._sym = _unsigned(src, colptr, rows, lp, li, first, offset, *plan)
+        self._parts = self._split(parent, lp, first, owner)
         self._lx = np.empty(offset[-1])
         self._key = (a.indptr, a.indices, perm)
         self._perm = np.asarray(perm, np.int64)
@@ -411,10 +507,26 @@ class SupernodalCholesky:
         """Factorise a (n, n) SPD CSR (sorted indices, both triangles) under the ordering perm (n,) (perm[i]: the
         row of a that becomes row i). False if a is not positive definite (the factor is then unusable)."""
         self.prepare(a, perm)
-        src, colptr, rows, lp, li, first, offset, *plan = self._sym
         self.factorizations += 1
-        data = np.ascontiguousarray(a.data, dtype=np.float64)
-        return _numeric(data, src, colptr, rows, lp, li, first, offset, *plan, self._lx) < 0
+        args = (np.ascontiguousarray(a.data, dtype=np.float64), *self._sym, self._lx)
+        one, two, rest, every = self._parts
+        if len(two) and cpu_cores() >= 2 and current_threads() >= 2:
+            bad = beside(lambda: _numeric(*args, one), lambda: _numeric(*args, two))
+            return max(bad) < 0 and _numeric(*args, rest) < 0
+        return _numeric(*args, every) < 0
+
+    @staticmethod
+    def _split(parent, lp, first, owner):
+        """(part one, part two, rest, every): uint64 supernode lists, increasing, for ``factor``'s two threads, what
+        follows them (``_two_parts``) and all supernodes for one thread. Parts one and two are empty when the
+        factorisation is too small to share (``SPLIT_MIN_FLOPS``) or its tree too lopsided (``SPLIT_MAX_SPAN``)."""
+        every = np.arange(len(first) - 1)
+        none = np.zeros(0, np.int64)
+        if float(np.square(np.diff(lp), dtype=np.float64).sum()) >= SPLIT_MIN_FLOPS:
+            label, span = _two_parts(parent, lp, first, owner)
+            if span <= SPLIT_MAX_SPAN:
+                return _unsigned(*(np.flatnonzero(label == k) for k in range(3)), every)
+        return _unsigned(none, none, none, every)
 
     @property
     def factor_entries(self) -> int:
