@@ -88,6 +88,28 @@ def test_split_assembly_is_bitwise_the_one_thread_pass(small_groups, rng, monkey
     assert psi == term.energy(x)  # the energy-only pass sums the same terms in the same order
 
 
+def test_split_energy_is_bitwise_the_one_thread_sum(small_groups, rng, monkeypatch):
+    """The energy-only pass (line-search trials) in two halves: the bits of the one-thread ``_energy``, also where a
+    neo-Hookean tet is inverted (+inf)."""
+    from ipcsim.energies.materials import NH
+    from ipcsim.solvers.elastic import _energy
+
+    model, x = _bodies(rng)
+    calls = []
+    monkeypatch.setattr(elastic_split, "beside", lambda a, b: calls.append(1) or beside(a, b))
+    term = ElasticAssembler(model)
+    flipped = x.copy()
+    a, b_ = term._tets[np.flatnonzero(term._codes == NH)[0], :2]  # two corners of a neo-Hookean tet swapped
+    flipped[[a, b_]] = flipped[[b_, a]]
+    for y in (x, 1.02 * x, flipped):
+        psi = term.energy(y)
+        one = _energy.serial(term._codes, y, term._tets, term._dm_inv, term._volume, term._mu, term._lam,
+                             term._chunk_bounds)
+        assert psi == one or (np.isnan(psi) and np.isnan(one)), (psi, one)
+    assert len(calls) == 3
+    assert term.energy(flipped) == np.inf and term.energy(x) != term.energy(1.02 * x)
+
+
 def test_busy_helper_leaves_both_halves_to_the_caller(small_groups, rng):
     model, x = _bodies(rng)
     term = ElasticAssembler(model)

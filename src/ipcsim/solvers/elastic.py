@@ -34,7 +34,7 @@ from ..geometry.surface import tet_signed_volumes
 from ..runtime.jit import current_threads, dynamic_schedule, twin
 from ..model import Model
 from ..model.core import DEFAULT_INVERSION
-from .elastic_split import SplitPlan, assemble_split, split_plan
+from .elastic_split import SplitPlan, split_plan, sum_split
 
 
 # ------------------------------------------------------------------------------------------ kernels
@@ -164,11 +164,19 @@ def _assemble(codes, x, tets, dm_inv, volume, mu, lam, blk_off, indptr, chunk_bo
 @njit(cache=True, nogil=True)
 def _assemble_runs(codes, x, tets, dm_inv, volume, mu, lam, blk_off, indptr, runs, totals, tet_energy, grad_out,
                    data_out) -> None:
-    """One group's half of ``elastic_split.assemble_split``: the tet runs (k, 3) int64 (chunk, lo, hi) in order,
+    """One group's half of ``elastic_split.sum_split``: the tet runs (k, 3) int64 (chunk, lo, hi) in order,
     each run's energy sum into totals (k,) and each tet's into tet_energy (m,); the GIL released."""
     for i in range(runs.shape[0]):
         totals[i] = _tet_range(codes, x, tets, dm_inv, volume, mu, lam, runs[i, 1], runs[i, 2], blk_off, indptr,
                                tet_energy, grad_out, data_out)
+
+
+@njit(cache=True, nogil=True)
+def _energy_runs(codes, x, tets, dm_inv, volume, mu, lam, runs, totals, tet_energy) -> None:
+    """One group's half of ``elastic_split.sum_split`` for the energy alone: the tet runs (k, 3) int64 (chunk, lo,
+    hi) in order, each run's energy sum into totals (k,) and each tet's into tet_energy (m,); the GIL released."""
+    for i in range(runs.shape[0]):
+        totals[i] = _energy_range(codes, x, tets, dm_inv, volume, mu, lam, runs[i, 1], runs[i, 2], tet_energy)
 
 
 @njit(cache=True)
@@ -212,9 +220,10 @@ def _psi(code, f, s, mu, lam) -> float:
 
 
 @njit(cache=True)
-def _energy_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi) -> float:
-    """sum_e volume_e Psi(F_e) [J] over the tets lo <= e < hi, in tet order; the SVDs of F run LANES tets at a
-    time (svd_lanes.py: bitwise equal to svd_rv, so each tet's term is that of ``materials.elastic_energy``)."""
+def _energy_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi, tet_energy) -> float:
+    """sum_e volume_e Psi(F_e) [J] over the tets lo <= e < hi, in tet order, each term also into tet_energy[e]
+    unless tet_energy is empty; the SVDs of F run LANES tets at a time (svd_lanes.py: bitwise equal to svd_rv, so
+    each tet's term is that of ``materials.elastic_energy``)."""
     work = lanes_workspace()
     f, s = np.empty((3, 3)), np.empty(3)
     total = 0.0
@@ -229,7 +238,10 @@ def _energy_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi) -> float:
         for l in range(n):
             e = e0 + l
             _read_lane(work, l, f, s)
-            total += volume[e] * _psi(codes[e], f, s, mu[e], lam[e])
+            term = volume[e] * _psi(codes[e], f, s, mu[e], lam[e])
+            total += term
+            if tet_energy.shape[0]:
+                tet_energy[e] = term
     return total
 
 
@@ -239,7 +251,8 @@ def _energy(codes, x, tets, dm_inv, volume, mu, lam, chunk_bounds) -> float:
     n_chunks = len(chunk_bounds) - 1
     partial = np.zeros(n_chunks)
     for c in prange(n_chunks):
-        partial[c] = _energy_range(codes, x, tets, dm_inv, volume, mu, lam, chunk_bounds[c], chunk_bounds[c + 1])
+        partial[c] = _energy_range(codes, x, tets, dm_inv, volume, mu, lam, chunk_bounds[c], chunk_bounds[c + 1],
+                                   volume[:0])
     total = 0.0
     for c in range(n_chunks):
         total += partial[c]
@@ -397,6 +410,10 @@ class ElasticAssembler:
         if len(self._tets) == 0:
             return 0.0
         threads = _threads(len(self._tets))
+        plan = self._split_plan() if threads == 1 else None
+        if plan is not None:  # two bodies' groups side by side, serial each (elastic_split)
+            arrays = (self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam)
+            return sum_split(_energy_runs, plan, arrays, ())
         with dynamic_schedule(threads > 1), numba_threads(threads):
             return float(_energy(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam,
                                  self._chunk_bounds))
@@ -417,7 +434,7 @@ class ElasticAssembler:
         if plan is not None:  # two bodies' groups side by side, serial each (elastic_split)
             arrays = (self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam, pat.blk_off,
                       pat.indptr)
-            psi = assemble_split(_assemble_runs, plan, arrays, grad, data)
+            psi = sum_split(_assemble_runs, plan, arrays, (grad, data))
         else:
             with dynamic_schedule(threads > 1), numba_threads(threads):  # dynamic scheduling of the chunks
                 psi = _assemble(self._codes, x, self._tets, self._dm_inv, self._volume, self._mu, self._lam,

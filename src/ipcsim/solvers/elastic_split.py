@@ -95,18 +95,19 @@ def split_plan(tets: np.ndarray, n_vertices: int, chunk_bounds: np.ndarray, phas
                      tuple(int(s) for s in sizes))
 
 
-def assemble_split(kernel, plan: SplitPlan, arrays: tuple, grad_out: np.ndarray, data_out: np.ndarray) -> float:
-    """grad_out, data_out (zeros) += the sums over all tets, the two groups of ``plan`` side by side
-    (``runtime.threads.beside``); returns Psi [J], the bits of the one-thread ``elastic._assemble``.
+def sum_split(kernel, plan: SplitPlan, arrays: tuple, outputs: tuple) -> float:
+    """Psi [J], the bits of the one-thread ``elastic._assemble`` (or ``elastic._energy``), from the two groups of
+    ``plan`` side by side (``runtime.threads.beside``); outputs (zeros) += the sums over all tets.
 
-    kernel: ``elastic._assemble_runs``; arrays: the tet data (codes, x, tets, dm_inv, volume, mu, lam, blk_off,
-    indptr) it takes before the runs."""
+    kernel: ``elastic._assemble_runs`` (outputs: grad_out, data_out) or ``elastic._energy_runs`` (outputs: ());
+    arrays: the tet data (codes, x, tets, dm_inv, volume, mu, lam, and for the assembly blk_off, indptr) it takes
+    before the runs."""
     m = len(arrays[2])
     tet_energy = np.empty(m)
     totals = (np.empty(len(plan.items[0])), np.empty(len(plan.items[1])))
 
     def run(g):
-        return lambda: kernel(*arrays, plan.items[g], totals[g], tet_energy, grad_out, data_out)
+        return lambda: kernel(*arrays, plan.items[g], totals[g], tet_energy, *outputs)
 
     beside(run(0), run(1))
     partial = np.zeros(plan.n_chunks)
