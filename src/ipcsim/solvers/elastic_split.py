@@ -17,6 +17,9 @@ each tet's terms in tet order:
   tet order once both halves are done (``_chunk_sums``), so each chunk's energy is the one-thread sum;
 * the chunks' sums are added in chunk order, as ``_assemble`` adds them.
 
+The energy-only pass of the line search's trials takes the same plan (``elastic._energy_runs``: each group's runs,
+their sums and tet energies, then the same chunk sums), so its bits are those of the one-thread ``elastic._energy``.
+
 A plan exists when both groups hold at least ``MIN_GROUP_TETS`` tets. Measured on the 2-core machine: the plate rack's
 two fingers (2,494 tets each) 2.48 -> 1.30 ms a call; the teddy grasp in full space (the teddy's 1,207 tets against the
 bubbles' 424) 0.79 -> 0.78 ms, nothing worth a plan.
