@@ -201,17 +201,11 @@ def test_two_thread_factorisation_splits_whole_subtrees_and_keeps_the_one_thread
     assert two.factor(a, perm)
     one, other, rest, every = (np.asarray(v, np.int64) for v in two._parts)
     assert len(one) and len(other) and len(one) + len(other) + len(rest) == len(every)
-    src, colptr, rows, lp, li, first, offset, *_ = (np.asarray(v, np.int64) for v in two._sym)
-    owner = np.repeat(np.arange(len(first) - 1), np.diff(first))
-    label = np.empty(len(every), np.int64)
-    for k, part in enumerate((one, other, rest)):
-        label[part] = k
-    for s in range(len(first) - 1):
-        below = li[lp[first[s + 1] - 1] + 1:lp[first[s + 1]]]  # the last column's rows below the diagonal
-        if len(below):
-            parent = owner[below[0]]  # the elimination tree's parent: the first row below the diagonal
-            assert label[parent] in (label[s], 2), s
-    _, work, _ = sn._supernode_tree(*(np.asarray(v, np.int64) for v in (_etree_of(two), lp, first, owner)))
+    label, parent = _labels_and_parents(two)
+    for s in range(len(label)):
+        if parent[s] >= 0:
+            assert label[parent[s]] in (label[s], 2), s
+    _, work, _ = sn._supernode_tree(*_tree_arrays(two))
     loads = [work[part].sum() / work.sum() for part in (one, other, rest)]
     assert max(loads[:2]) + loads[2] < 0.55, loads  # 0.503 measured
     assert shared == [1]
@@ -226,12 +220,31 @@ def test_two_thread_factorisation_splits_whole_subtrees_and_keeps_the_one_thread
     assert np.linalg.norm(a @ x - b) < 1e-12 * np.linalg.norm(b)
 
 
-def _etree_of(c: SupernodalCholesky) -> np.ndarray:
-    """The elimination tree (n,) of c's analysed pattern (permuted)."""
-    src, colptr, rows, *_ = (np.asarray(v, np.int64) for v in c._sym)
+def _tree_arrays(c: SupernodalCholesky):
+    """(etree parent (n,), lp, first, owner) of c's analysed pattern (permuted), int64."""
+    src, colptr, rows, lp, li, first, *_ = (np.asarray(v, np.int64) for v in c._sym)
     n = len(colptr) - 1
     rowptr, cols = sn._upper_rows(colptr, rows, n)
-    return sn._etree(rowptr, cols, n)
+    owner = np.repeat(np.arange(len(first) - 1), np.diff(first))
+    return sn._etree(rowptr, cols, n), lp, first, owner
+
+
+def _labels_and_parents(c: SupernodalCholesky):
+    """(label (ns,): 0 / 1 for the two threads' sets, 2 for the rest; parent supernode (ns,), -1 at roots, read
+    off L's structure: the supernode holding the first row below the diagonal of s's last column)."""
+    one, other, rest, every = (np.asarray(v, np.int64) for v in c._parts)
+    label = np.full(len(every), -1)
+    for k, part in enumerate((one, other, rest)):
+        label[part] = k
+    assert np.all(label >= 0) and len(one) + len(other) + len(rest) == len(every)
+    _, lp, first, owner = _tree_arrays(c)
+    li = np.asarray(c._sym[4], np.int64)
+    parent = np.full(len(every), -1)
+    for s in range(len(every)):
+        last = first[s + 1] - 1
+        if lp[last + 1] - lp[last] > 1:
+            parent[s] = owner[li[lp[last] + 1]]
+    return label, parent
 
 
 @pytest.mark.parametrize("which", [0, 1])
@@ -255,3 +268,30 @@ def test_small_or_lopsided_factorisations_stay_on_one_thread(rng):
     g = rng.normal(size=(1200, 1200))  # one dense supernode: nothing to share
     dense = sp.csr_matrix(g @ g.T + 1200.0 * np.eye(1200))
     assert c.factor(dense, np.arange(1200)) and not len(c._parts[1])
+
+
+@pytest.mark.parametrize("spread", [None, 6, 20])
+def test_forced_two_thread_split_keeps_the_bits_on_any_tree(rng, monkeypatch, spread):
+    """With the size and span bounds lifted, every pattern and ordering (forests, chains, bushy trees) is split
+    wherever its tree allows: the sets stay whole subtrees and L is the one-thread factor bit for bit."""
+    from ipcsim.runtime.threads import numba_threads
+
+    monkeypatch.setattr(sn, "SPLIT_MIN_FLOPS", 0.0)
+    monkeypatch.setattr(sn, "SPLIT_MAX_SPAN", 1.0)
+    blocks = [_block_spd(rng, 40, 50, spread=spread) for _ in range(3)]
+    split = 0
+    for a in (blocks[0], sp.block_diag(blocks).tocsr()):  # one body, and a forest of three
+        a.sort_indices()
+        for name, perm in _orderings(rng, a).items():
+            two = SupernodalCholesky()
+            assert two.factor(a, perm), name
+            label, parent = _labels_and_parents(two)
+            split += int(np.any(label == 1))
+            for s in range(len(label)):
+                if parent[s] >= 0:
+                    assert label[parent[s]] in (label[s], 2), name
+            with numba_threads(1):
+                single = SupernodalCholesky()
+                assert single.factor(a, perm)
+            np.testing.assert_array_equal(two._lx, single._lx, err_msg=name)
+    assert split >= 4  # of the 8 patterns and orderings
