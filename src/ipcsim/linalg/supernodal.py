@@ -22,6 +22,10 @@ The factor is L L^T of P A P^T, P the given ordering (perm[i] is the row of A th
   block (rows: L's structure of s's first column), each descendant d subtracts L_d[rows >= s] L_d[rows in s]^T,
   then a dense Cholesky of the block's diagonal part and the scaling of the rows below it. A pivot that is not
   positive stops it: the matrix is not positive definite (``factor`` returns False).
+* Two threads (``SupernodalCholesky._split``, ``_two_parts``): supernodes in disjoint subtrees never touch each
+  other's blocks, so two sets of whole subtrees of about equal work are factorised at once (one on the helper
+  thread, ``runtime.threads.beside``), then their ancestors. Every supernode gets the same updates in the same
+  order as on one thread: the same bits. The plate rack's two fingers: 1.7-2.7 -> 0.9-1.5 ms a factorisation.
 * The kernels index with unsigned integers: Numba then emits no negative-index wrap-around and LLVM vectorises
   the inner loops (4x on a 72 x 72 dense block, measured).
 """
@@ -294,7 +298,7 @@ def _dense(lp, first, offset, s, lx):
 
 @njit(cache=True, nogil=True)
 def _numeric(data, src, colptr, rows, lp, li, first, offset, start, dd, p1, p2, roff, rel, lx, order):
-    """Supernodes order (k,) (increasing, each one's descendants done before it or in order) of the supernodal L
+    """The supernodes ``order`` (k,) (increasing; their descendants outside it already done) of the supernodal L
     into lx (offset[-1],) from a.data (data); index arrays uint64 (``SupernodalCholesky.analyse``, ``_schedule``).
     Returns -1, or the first column whose pivot is not positive (not positive definite)."""
     n = len(colptr) - 1
@@ -467,7 +471,7 @@ class SupernodalCholesky:
         self._sym = None     # uint64 arrays for the kernels
         self._perm = None
         self._lx = None
-        self._parts = None   # (part one, part two, rest): ``_split``
+        self._parts = None   # (part one, part two, rest, every): ``_split``
         self.analyses = 0
         self.factorizations = 0
 
