@@ -207,7 +207,7 @@ def test_two_thread_factorisation_splits_whole_subtrees_and_keeps_the_one_thread
             assert label[parent[s]] in (label[s], 2), s
     _, work, _ = sn._supernode_tree(*_tree_arrays(two))
     loads = [work[part].sum() / work.sum() for part in (one, other, rest)]
-    assert max(loads[:2]) + loads[2] < 0.55, loads  # 0.503 measured
+    assert max(loads[:2]) + loads[2] < 0.55, loads  # 0.502 measured
     assert shared == [1]
     b = rng.normal(size=(a.shape[0], 2))
     x = two.solve(b)
@@ -294,4 +294,4 @@ def test_forced_two_thread_split_keeps_the_bits_on_any_tree(rng, monkeypatch, sp
                 single = SupernodalCholesky()
                 assert single.factor(a, perm)
             np.testing.assert_array_equal(two._lx, single._lx, err_msg=name)
-    assert split >= 4  # of the 8 patterns and orderings
+    assert split >= 6  # every case here splits (6 without MKL's ordering, 8 with it)
