@@ -33,7 +33,8 @@ from typing import Callable
 import numpy as np
 
 from ..contact.broad_phase import build_candidates
-from ..contact.broad_phase.boxes import boxes_inside, vertex_boxes6
+from ..contact.broad_phase.boxes import boxes_inside, boxes_inside_shifted, vertex_boxes6
+from ..contact.broad_phase.candidates import Candidates, plane_candidates
 from ..contact.ccd import compute_collision_free_stepsize
 
 #: bisections of the bracket [accepted, rejected] after a backtracking line search (``backtrack``)
@@ -71,26 +72,30 @@ class LineSearchResult:
 
 class CandidateSkin:
     """Broad-phase candidates kept for later queries whose boxes lie inside the boxes they were built from (a
-    Verlet skin): a query (motion s0 -> s1, vertex boxes inflated by r) is answered with the kept candidates when
-    every vertex box is inside the kept one, else by a new broad phase with boxes inflated by r + ``skin`` [m].
+    Verlet skin), or do after one common translation: a query (motion s0 -> s1, vertex boxes inflated by r) is
+    answered with the kept candidates when every vertex box is inside the kept one (``boxes_inside``) or one
+    translation moves every vertex box inside it (``boxes_inside_shifted``; the plane-vertex pairs are then found
+    anew, planes do not move), else by a new broad phase with boxes inflated by r + ``skin`` [m].
 
     Every pair whose boxes overlap in the query overlaps in the kept boxes (a face's or edge's box is the union
-    of its vertices'), so the kept candidates hold the query's own: a superset. The narrow phases filter by
-    distance (the active set: d < dhat; CCD: time of impact), so they find the same stencils in the same
-    (sorted) order and the same step bound; the extra pairs cost narrow-phase tests. Within a Newton solve the
-    warm start's or first direction's broad phase then serves the later, small corrections.
-    ``builds`` / ``reuses`` count the two cases; ``clear`` forgets the kept candidates.
+    of its vertices', and box overlap survives a common translation), so the kept candidates hold the query's
+    own: a superset. The narrow phases filter by distance (the active set: d < dhat; CCD: time of impact), so
+    they find the same stencils in the same (sorted) order and the same step bound; the extra pairs cost
+    narrow-phase tests. Within a Newton solve the warm start's or first direction's broad phase then serves the
+    later, small corrections; across steps, a scene that stands still or moves as one (a grasped body carried
+    by its gripper) keeps its candidates. ``builds`` / ``reuses`` count the two cases (``shifted``: the reuses
+    after a translation); ``clear`` forgets the kept candidates.
     """
 
     def __init__(self, skin: float):
         if not (skin >= 0.0 and np.isfinite(skin)):
             raise ValueError(f"skin must be finite and >= 0 [m], got {skin}")
         self.skin = float(skin)
-        self.builds = self.reuses = 0
+        self.builds = self.reuses = self.shifted = 0
         self.clear()
 
     def clear(self) -> None:
-        self._kept = None  # (mesh, r, vertex boxes (n, 6) [m] the candidates were built from, candidates)
+        self._kept = None  # (mesh, r, vertex boxes (n, 6) [m] the candidates were built from, candidates, planes)
 
     def candidates(self, mesh, s0, s1=None, inflation_radius: float = 0.0):
         """``build_candidates(mesh, s0, s1, inflation_radius)`` or a superset of it (see the class doc)."""
@@ -100,12 +105,20 @@ class CandidateSkin:
         box = vertex_boxes6(s0, s1, r)
         kept = self._kept
         if (kept is not None and kept[0] is mesh and kept[1] == r and kept[2].shape == box.shape
-                and boxes_inside(box, kept[2])):
-            self.reuses += 1
-            return kept[3]
+                and kept[4] == mesh.planes):
+            if boxes_inside(box, kept[2]):
+                self.reuses += 1
+                return kept[3]
+            if boxes_inside_shifted(box, kept[2]):
+                self.reuses += 1
+                self.shifted += 1
+                c = kept[3]
+                if not len(mesh.planes):
+                    return c
+                return Candidates(c.vf, c.ee, c.ev, c.vv, plane_candidates(mesh, box, r))
         self.builds += 1
         found = build_candidates(mesh, s0, s1, inflation_radius=r + self.skin)
-        self._kept = (mesh, r, vertex_boxes6(s0, s1, r + self.skin), found)
+        self._kept = (mesh, r, vertex_boxes6(s0, s1, r + self.skin), found, list(mesh.planes))
         return found
 
 

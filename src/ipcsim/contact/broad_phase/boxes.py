@@ -87,6 +87,25 @@ def boxes_inside(inner, outer) -> bool:
 
 
 @nb.njit(cache=True)
+def boxes_inside_shifted(inner, outer) -> bool:
+    """Whether one translation d (3,) [m] moves every (n, 6) box of ``inner`` inside the box of the same row of
+    ``outer`` (both as ``vertex_boxes6`` writes them): per axis a, d_a must lie in [inner hi - outer hi, inner lo -
+    outer lo] for every row, and these intervals must meet. d = 0 fitting is ``boxes_inside``. False on a NaN.
+
+    Why: box overlap is invariant under a common translation, so where one exists, every pair of ``inner`` boxes
+    that overlap also overlaps in ``outer`` (a face's or edge's box, the union of its vertices', moves with them):
+    pairs found in ``outer`` then hold those of ``inner`` (planes excepted: they do not move)."""
+    for a in range(3):
+        lo, hi = -np.inf, np.inf
+        for i in range(inner.shape[0]):
+            lo = max(lo, inner[i, 3 + a] - outer[i, 3 + a])
+            hi = min(hi, inner[i, a] - outer[i, a])
+        if not lo <= hi:
+            return False
+    return True
+
+
+@nb.njit(cache=True)
 def simplex_boxes6(vbox, simplices):
     """Edge or face boxes, (m, 6) float64 [m]: unions of the (n, 6) vertex boxes ``vbox`` of each row
     of ``simplices`` ((m, k) int64 vertex ids); the same numbers as ``simplex_boxes``."""

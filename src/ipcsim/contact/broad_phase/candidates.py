@@ -135,16 +135,25 @@ def build_candidates(mesh, x0, x1=None, inflation_radius: float = 0.0, method: s
         p = _pairs(method, codim_edges, codim_vertices, False)
         out.ev = np.stack([ce[p[:, 0]], cv[p[:, 1]]], axis=1) if len(p) else _empty_pairs()
 
-    origins, normals = mesh.planes_array()
-    rows = []
-    for k in range(len(origins)):
-        hit = np.flatnonzero(plane_vertex_mask(vbox[:, :3], vbox[:, 3:], origins[k], normals[k], r) & ~v_obst)
-        rows.append(np.stack([np.full(hit.size, k, np.int64), hit.astype(np.int64)], axis=1))
-    if rows:
-        out.pv = np.concatenate(rows, axis=0)
+    out.pv = plane_candidates(mesh, vbox, r, v_obst)
     if mesh.self_contact is not None and not np.all(mesh.self_contact):
         _drop_self_pairs(out, mesh)
     return out
+
+
+def plane_candidates(mesh, vbox: np.ndarray, inflation_radius: float, v_obst: np.ndarray | None = None) -> np.ndarray:
+    """(k, 2) int64 [plane, vertex] rows, sorted: the vertices of ``mesh`` whose boxes vbox (n, 6) [m] (inflated
+    by inflation_radius [m], as ``vertex_boxes6`` writes them) come within inflation_radius of a plane of
+    ``mesh.planes``, obstacle vertices (v_obst (n,) bool, default ``mesh.is_obstacle``) left out."""
+    if v_obst is None:
+        v_obst = np.ascontiguousarray(mesh.is_obstacle, dtype=bool)
+    origins, normals = mesh.planes_array()
+    rows = []
+    for k in range(len(origins)):
+        hit = np.flatnonzero(plane_vertex_mask(vbox[:, :3], vbox[:, 3:], origins[k], normals[k], inflation_radius)
+                             & ~v_obst)
+        rows.append(np.stack([np.full(hit.size, k, np.int64), hit.astype(np.int64)], axis=1))
+    return np.concatenate(rows, axis=0) if rows else _empty_pairs()
 
 
 def _surface_pairs(out: Candidates, method: str, mesh, vbox: np.ndarray, v_obst: np.ndarray,
