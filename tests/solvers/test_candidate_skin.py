@@ -150,7 +150,7 @@ def test_kept_candidates_across_steps_give_the_bits_of_a_broad_phase_per_query()
             state = new
         runs.append((state, solver.candidate_skin))
     (fresh, per_query), (kept, skin) = runs
-    assert fresh.x[:, 1].min() > -0.02 and fresh.v[:, 1].max() > 0.0  # it reached the ground and bounced
+    assert -0.02 < fresh.x[:, 1].min() < -0.02 + DHAT  # it reached the ground (measured: 0.985 mm above it)
     # measured: 17 broad phases and 98 kept answers, 27 of them after a translation; 115 without the skin
     assert skin.shifted > 5 and skin.builds < 0.3 * per_query.builds
     assert np.array_equal(kept.x, fresh.x) and np.array_equal(kept.v, fresh.v)
