@@ -83,9 +83,10 @@ class CandidateSkin:
     they find the same stencils in the same (sorted) order and the same step bound; the extra pairs cost
     narrow-phase tests. (One exception to the bound, never met in the grasp or the plate rack: ACCD stops once a
     pair's distance falls to a tenth of its start, so an extra pair that starts about 10 dhat apart and passes
-    within about dhat during one update could lower the bound; it stays intersection-free.) Within a Newton solve the warm start's or first direction's broad phase then serves the
-    later, small corrections; across steps, a scene that stands still or moves as one (a grasped body carried
-    by its gripper) keeps its candidates. ``builds`` / ``reuses`` count the two cases (``shifted``: the reuses
+    within about dhat during one update could lower the bound; it stays intersection-free.) Within a Newton
+    solve the warm start's or first direction's broad phase then serves the later, small corrections; across
+    steps, a scene that stands still or moves as one (a grasped body carried by its gripper) keeps its
+    candidates. ``builds`` / ``reuses`` count the two cases (``shifted``: the reuses
     after a translation); ``clear`` forgets the kept candidates.
     """
 
