@@ -10,6 +10,7 @@ from ipcsim.contact.collisions import build_collisions
 from ipcsim.contact.ccd import compute_collision_free_stepsize
 from ipcsim.model import ModelBuilder, box_tet_mesh
 from ipcsim.contact.broad_phase.boxes import boxes_inside_shifted
+from ipcsim.geometry.collision_mesh import Plane
 from ipcsim.solvers.line_search import CandidateSkin, collision_free_bound
 
 DHAT = 1e-3
@@ -106,6 +107,12 @@ def test_a_translated_query_gets_the_kept_pairs_and_fresh_plane_pairs(rng):
     moved[mesh.body == 1] += [3e-3, 0.0, 0.0]
     assert skin.candidates(mesh, moved, None, 0.5 * DHAT) is not first
     assert (skin.builds, skin.shifted) == (2, 2)
+    # new Plane objects (here equal ones) are a new broad phase: the kept plane pairs may be stale
+    kept = skin.candidates(mesh, moved, None, 0.5 * DHAT)
+    assert skin.builds == 2
+    mesh.planes = [Plane(p.origin.copy(), p.normal.copy()) for p in mesh.planes]
+    assert skin.candidates(mesh, moved, None, 0.5 * DHAT) is not kept
+    assert skin.builds == 3
 
 
 def test_boxes_inside_shifted_finds_a_common_translation(rng):

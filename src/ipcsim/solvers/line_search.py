@@ -98,7 +98,9 @@ class CandidateSkin:
         self.clear()
 
     def clear(self) -> None:
-        self._kept = None  # (mesh, r, vertex boxes (n, 6) [m] the candidates were built from, candidates, planes)
+        # (mesh, r, vertex boxes (n, 6) [m] the candidates were built from, candidates, the planes' origins array
+        # (``CollisionMesh.planes_array``: the same object while mesh.planes holds the same Plane objects))
+        self._kept = None
 
     def candidates(self, mesh, s0, s1=None, inflation_radius: float = 0.0):
         """``build_candidates(mesh, s0, s1, inflation_radius)`` or a superset of it (see the class doc)."""
@@ -108,7 +110,7 @@ class CandidateSkin:
         box = vertex_boxes6(s0, s1, r)
         kept = self._kept
         if (kept is not None and kept[0] is mesh and kept[1] == r and kept[2].shape == box.shape
-                and kept[4] == mesh.planes):
+                and kept[4] is mesh.planes_array()[0]):  # the same Plane objects
             if boxes_inside(box, kept[2]):
                 self.reuses += 1
                 return kept[3]
@@ -121,7 +123,7 @@ class CandidateSkin:
                 return Candidates(c.vf, c.ee, c.ev, c.vv, plane_candidates(mesh, box, r))
         self.builds += 1
         found = build_candidates(mesh, s0, s1, inflation_radius=r + self.skin)
-        self._kept = (mesh, r, vertex_boxes6(s0, s1, r + self.skin), found, list(mesh.planes))
+        self._kept = (mesh, r, vertex_boxes6(s0, s1, r + self.skin), found, mesh.planes_array()[0])
         return found
 
 
