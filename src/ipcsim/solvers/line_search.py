@@ -86,8 +86,8 @@ class CandidateSkin:
     within about dhat during one update could lower the bound; it stays intersection-free.) Within a Newton
     solve the warm start's or first direction's broad phase then serves the later, small corrections; across
     steps, a scene that stands still or moves as one (a grasped body carried by its gripper) keeps its
-    candidates. ``builds`` / ``reuses`` count the two cases (``shifted``: the reuses
-    after a translation); ``clear`` forgets the kept candidates.
+    candidates. ``builds`` / ``reuses`` count the two cases (``shifted``: the reuses after a translation);
+    ``clear`` forgets the kept candidates.
     """
 
     def __init__(self, skin: float):
