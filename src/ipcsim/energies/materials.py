@@ -162,8 +162,9 @@ def _invariant_derivatives_into(code, i1, i2, i3, mu, lam, dpsi, d2psi) -> None:
         linear_corotated_invariant_derivatives_into(i1, i2, i3, mu, lam, dpsi, d2psi)
 
 
-#: What ``material_response_into`` returns: the projected stiffness is the 9x9 dpdf, or given by its eigensystem.
-STIFFNESS_DPDF, STIFFNESS_EIGEN = 0, 1
+#: What ``material_response_into`` returns: the projected stiffness is the 9x9 dpdf, or given by its eigensystem
+#: (pair eigenvalues and A+), or that of LCR with mu > 0 and lam >= 0, whose A+ is A (``tet_hessian_lcr_into``).
+STIFFNESS_DPDF, STIFFNESS_EIGEN, STIFFNESS_LCR = 0, 1, 2
 
 
 @njit(cache=True)
@@ -180,8 +181,9 @@ def material_response_into(code: int, f, u, s, v, mu: float, lam: float, p, dpdf
     stiffness is dpdf (9, 9) (LE, LCR_LAGGED; the same as ``material_pk1_and_dpdf(code, f, mu, lam, True, True)``),
     STIFFNESS_EIGEN for the isotropic invariant materials (NH, SNH, FCR, LCR): the projected dP/dF is then given by
     its eigensystem (isotropic.py): the pair eigenvalues ``pair_eigenvalues(s, dpsi, i, j)`` clamped at 0 and the
-    scaling block A+ (3, 3) in ap; dpsi (3,), d2psi (3, 3) hold the invariant derivatives. scratch:
-    ``material_scratch()``.
+    scaling block A+ (3, 3) in ap; dpsi (3,), d2psi (3, 3) hold the invariant derivatives. STIFFNESS_LCR for LCR
+    with mu > 0 and lam >= 0: the same, but ap is not written (its scaling block 2 mu I + lam 1 1^T is positive
+    definite: ``tet_blocks.tet_hessian_lcr_into`` needs only mu and lam). scratch: ``material_scratch()``.
     """
     r, alpha, w, m = scratch
     if code == LE:
@@ -197,6 +199,8 @@ def material_response_into(code: int, f, u, s, v, mu: float, lam: float, p, dpdf
     if code == LCR_LAGGED:
         lcr_lagged_dpdf_into(r, mu, lam, dpdf)
         return STIFFNESS_DPDF
+    if code == LCR and mu > 0.0 and lam >= 0.0:
+        return STIFFNESS_LCR
     projected_sigma_hessian_into(s, dpsi, d2psi, ap, alpha, w, m)
     return STIFFNESS_EIGEN
 

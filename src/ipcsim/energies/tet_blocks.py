@@ -142,6 +142,60 @@ def tet_hessian_from_eigensystem_into(u, sigma, v, dpsi, ap, g, volume: float, h
 
 
 @njit(cache=True, inline="always")
+def tet_hessian_lcr_into(u, sigma, v, dpsi, mu: float, lam: float, g, volume: float, hw) -> None:
+    """H (12, 12) [N/m] into hw (see HW_H) of a linear-corotated tet (mu > 0, lam >= 0): the matrix of
+    ``tet_hessian_from_eigensystem_into`` (equal to round-off) from four rank-one terms instead of nine, on the
+    upper triangle (scalar: LLVM's vectorised form of a four-term sum was slower here).
+
+    For LCR the flip eigenvalues are all 2 mu and the scaling block is A = 2 mu I + lam 1 1^T (positive definite,
+    so A+ = A); the nine modes being orthonormal, the projected dP/dF is
+
+        2 mu I_9 + sum_{i<j} (max(lt_ij, 0) - 2 mu) t_ij t_ij^T + lam vec(R) vec(R)^T        (R = U V^T),
+
+    and through dF/dx: H = V [2 mu (G G^T (x) I_3) + sum_{i<j} (c_ij / 2) z_ij z_ij^T + lam b b^T] with the twist
+    vectors z_ij = x_ij - x_ji of the module doc, c_ij = max(lt_ij, 0) - 2 mu and b = sum_i x_ii
+    (b[3a + c] = (R G[a])_c). dpsi (3,): the LCR invariant derivatives (for ``pair_eigenvalues``).
+    """
+    for a in range(4):
+        for j in range(3):
+            hw[_HW_Y + 3 * a + j] = g[a, 0] * v[0, j] + g[a, 1] * v[1, j] + g[a, 2] * v[2, j]
+    two_mu = 2.0 * mu
+    for p in range(3):
+        i = 0 if p < 2 else 1
+        j = 1 if p == 0 else 2
+        lam_twist = pair_eigenvalues(sigma, dpsi, i, j)[0]
+        wt = 0.5 * volume * ((lam_twist if lam_twist > 0.0 else 0.0) - two_mu)
+        for a in range(4):
+            yj, yi = hw[_HW_Y + 3 * a + j], hw[_HW_Y + 3 * a + i]
+            for c in range(3):
+                zt = u[c, i] * yj - u[c, j] * yi
+                hw[_HW_Z + HW_STRIDE * p + 3 * a + c] = zt
+                hw[_HW_W + HW_STRIDE * p + 3 * a + c] = wt * zt
+    wb = volume * lam
+    for a in range(4):
+        y0, y1, y2 = hw[_HW_Y + 3 * a], hw[_HW_Y + 3 * a + 1], hw[_HW_Y + 3 * a + 2]
+        for c in range(3):
+            rg = u[c, 0] * y0 + u[c, 1] * y1 + u[c, 2] * y2  # (R G[a])_c
+            hw[_HW_Z + HW_STRIDE * 3 + 3 * a + c] = rg
+            hw[_HW_W + HW_STRIDE * 3 + 3 * a + c] = wb * rg
+    for r in range(12):
+        z0, z1 = hw[_HW_Z + r], hw[_HW_Z + HW_STRIDE + r]
+        z2, z3 = hw[_HW_Z + 2 * HW_STRIDE + r], hw[_HW_Z + 3 * HW_STRIDE + r]
+        for c in range(r, 12):
+            h = (z0 * hw[_HW_W + c] + z1 * hw[_HW_W + HW_STRIDE + c]
+                 + z2 * hw[_HW_W + 2 * HW_STRIDE + c] + z3 * hw[_HW_W + 3 * HW_STRIDE + c])
+            hw[HW_H + HW_STRIDE * r + c] = h
+            hw[HW_H + HW_STRIDE * c + r] = h
+    for a in range(4):  # + 2 mu V (G G^T (x) I_3)
+        for b in range(a, 4):
+            gg = two_mu * volume * (g[a, 0] * g[b, 0] + g[a, 1] * g[b, 1] + g[a, 2] * g[b, 2])
+            for i in range(3):
+                hw[HW_H + HW_STRIDE * (3 * a + i) + 3 * b + i] += gg
+                if b != a:
+                    hw[HW_H + HW_STRIDE * (3 * b + i) + 3 * a + i] += gg
+
+
+@njit(cache=True, inline="always")
 def _mirror_upper(hw) -> None:
     """Lower triangle of H := its upper triangle (exactly symmetric H)."""
     for r in range(12):

@@ -22,13 +22,13 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..runtime.threads import cpu_cores, numba_threads
 from ..linalg.sparse import canonical_csr
-from ..energies.materials import (FCR, LCR, LCR_LAGGED, STIFFNESS_EIGEN, material_info, material_psi,
+from ..energies.materials import (FCR, LCR, LCR_LAGGED, STIFFNESS_EIGEN, STIFFNESS_LCR, material_info, material_psi,
                                   material_response_into, material_scratch, needs_inversion_guard)
 from ..energies.mat3 import det3
 from ..energies.svd_lanes import F_ROW, LANES, SIGMA_ROW, U_ROW, V_ROW, lanes_workspace, svd3_rv_lanes
 from ..energies.tet_blocks import (HW_H, HW_STRIDE, deformation_gradient_into, hessian_workspace,
                                    shape_gradients_into, tet_gradient_into, tet_hessian_from_dpdf_into,
-                                   tet_hessian_from_eigensystem_into)
+                                   tet_hessian_from_eigensystem_into, tet_hessian_lcr_into)
 from ..energies.neohookean import J_FLOOR, max_step_keeping_orientation
 from ..geometry.surface import tet_signed_volumes
 from ..runtime.jit import current_threads, dynamic_schedule, twin
@@ -120,7 +120,9 @@ def _tet_range(codes, x, tets, dm_inv, volume, mu, lam, lo, hi, blk_off, indptr,
             kind = material_response_into(codes[e], f, u, s, v, mu[e], lam[e], p, dpdf, dpsi, d2psi, ap, scratch)
             shape_gradients_into(dm_inv, e, g)
             tet_gradient_into(p, g, volume[e], ge)
-            if kind == STIFFNESS_EIGEN:
+            if kind == STIFFNESS_LCR:
+                tet_hessian_lcr_into(u, s, v, dpsi, mu[e], lam[e], g, volume[e], hw)
+            elif kind == STIFFNESS_EIGEN:
                 tet_hessian_from_eigensystem_into(u, s, v, dpsi, ap, g, volume[e], hw)
             else:
                 tet_hessian_from_dpdf_into(dpdf, g, volume[e], hw)
