@@ -16,6 +16,8 @@ i < j) and the scaling block A+ (3, 3) on S = e_i e_i^T. Mapped through dF/dx, v
             + sum_{i,k} A+[i, k] x_ii x_kk^T ]                    (lt, lf: pair eigenvalues clamped at 0)
 
 i.e. the same matrix as B^T D B with D assembled from the modes, in fewer operations and without the 9x9 D.
+For linear corotated materials (flip eigenvalues 2 mu, A+ = A) ``tet_hessian_lcr_into`` writes the same matrix as
+2 mu (G G^T (x) I_3) plus four rank-one terms.
 Every routine writes into arrays passed in (allocate them once per chunk of tets) and indexes the shared arrays
 with [e, ...] (no per-tet views). The per-tet routines (here and the ``*_into`` ones they call) are compiled with
 inline="always": Numba does not inline calls between compiled functions by itself, and a call passing a dozen
