@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from ipcsim.energies.isotropic import dpdf_projected_from_invariants
+from ipcsim.energies.isotropic import dpdf_projected_from_invariants, sigma_hessian
 from ipcsim.energies.kinematics import dfdx
 from ipcsim.energies.mat3 import svd3_rv
 from ipcsim.energies.materials import (LCR, NH, STIFFNESS_EIGEN, STIFFNESS_LCR, material_response_into,
@@ -31,10 +31,8 @@ def _hessians(code, f, dm_inv, volume, mu, lam):
     fast, nine = hessian_workspace(), hessian_workspace()
     tet_hessian_lcr_into(u, s, v, dpsi, mu, lam, g, volume, fast)
     out = np.empty((3, 12, 12))
-    if kind == STIFFNESS_LCR:  # the nine-mode form needs A+, which material_response_into skips for LCR
-        ap[:] = lam
-        for i in range(3):
-            ap[i, i] += 2.0 * mu
+    if kind == STIFFNESS_LCR:  # the nine-mode form needs A+ (= A here), which material_response_into skips for LCR
+        ap[:] = sigma_hessian(s, dpsi, d2psi)
     tet_hessian_from_eigensystem_into(u, s, v, dpsi, ap, g, volume, nine)
     for r in range(12):
         for c in range(12):
